@@ -1,0 +1,33 @@
+"""The ClassAd language: parse, evaluate, print and match ads, with HTCondor's semantics.
+
+Pure Python, strings in and out.  See docs/classad.md for what is implemented and where the
+behaviour deliberately differs from HTCondor's C++ library.
+"""
+
+from __future__ import annotations
+
+from .ad import ClassAd, matches, parse_ad, parse_json_ad, parse_old_ad, parse_old_ads, rank, symmetric_match
+from .expr import ClassAdSyntaxError, Expr, parse_expr, unparse
+from .values import ERROR, UNDEFINED, AbsTime, ErrorType, RelTime, UndefinedType, is_true
+
+__all__ = [
+    "ERROR",
+    "UNDEFINED",
+    "AbsTime",
+    "ClassAd",
+    "ClassAdSyntaxError",
+    "ErrorType",
+    "Expr",
+    "RelTime",
+    "UndefinedType",
+    "is_true",
+    "matches",
+    "parse_ad",
+    "parse_expr",
+    "parse_json_ad",
+    "parse_old_ad",
+    "parse_old_ads",
+    "rank",
+    "symmetric_match",
+    "unparse",
+]

@@ -1,0 +1,278 @@
+"""Operator semantics: HTCondor's rules for types, UNDEFINED/ERROR and 64-bit integers.
+
+Kept apart from the compiler so functions and the compiler share one definition of each rule.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED, AbsTime, RelTime, wrap64
+
+_U64M = (1 << 64) - 1
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
+
+
+def ascii_lower(s: str) -> str:
+    """Lower-case ASCII letters only (C tolower in the C locale), leaving other characters alone."""
+    return s.lower() if s.isascii() else s.translate(_ASCII_LOWER)
+
+
+def to_bool3(v: object) -> object:
+    """Logical view of a value: True/False, UNDEFINED or ERROR (numbers count as nonzero-true)."""
+    t = type(v)
+    if t is bool:
+        return v
+    if t is int or t is float:
+        return v != 0
+    if v is UNDEFINED:
+        return UNDEFINED
+    return ERROR
+
+
+def logic_and(lv: object, rthunk: Callable[[], object]) -> object:
+    """Three-valued AND with short circuit on false and error."""
+    lb = to_bool3(lv)
+    if lb is False:
+        return False
+    if lb is ERROR:
+        return ERROR
+    rb = to_bool3(rthunk())
+    if lb is True:
+        return rb
+    if rb is False:
+        return False
+    if rb is ERROR:
+        return ERROR
+    return UNDEFINED
+
+
+def logic_or(lv: object, rthunk: Callable[[], object]) -> object:
+    """Three-valued OR with short circuit on true and error."""
+    lb = to_bool3(lv)
+    if lb is True:
+        return True
+    if lb is ERROR:
+        return ERROR
+    rb = to_bool3(rthunk())
+    if lb is False:
+        return rb
+    if rb is True:
+        return True
+    if rb is ERROR:
+        return ERROR
+    return UNDEFINED
+
+
+def _num(v: object) -> object:
+    """Numeric view for arithmetic: bool counts as int; None when not a number."""
+    t = type(v)
+    if t is int or t is float:
+        return v
+    if t is bool:
+        return int(v)  # type: ignore[arg-type]
+    return None
+
+
+def _real_result(x: float) -> object:
+    # HTCondor turns an overflowing or undefined real result into ERROR.
+    if x - x != 0.0:
+        return ERROR
+    return x
+
+
+def _idiv(a: int, b: int) -> object:
+    if b == 0:
+        return ERROR
+    if a == INT_MIN and b == -1:
+        return INT_MAX
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _imod(a: int, b: int) -> object:
+    if b == 0:
+        return ERROR
+    if a == INT_MIN and b == -1:
+        return 0
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def arith(op: str, a: object, b: object) -> object:
+    """Binary + - * / % on any two values."""
+    ta = type(a)
+    tb = type(b)
+    if ta is int and tb is int:
+        if op == "+":
+            return wrap64(a + b)  # type: ignore[operator]
+        if op == "-":
+            return wrap64(a - b)  # type: ignore[operator]
+        if op == "*":
+            return wrap64(a * b)  # type: ignore[operator]
+        if op == "/":
+            return _idiv(a, b)  # type: ignore[arg-type]
+        return _imod(a, b)  # type: ignore[arg-type]
+    if a is ERROR or b is ERROR:
+        return ERROR
+    if a is UNDEFINED or b is UNDEFINED:
+        return UNDEFINED
+    if ta in (AbsTime, RelTime) or tb in (AbsTime, RelTime):
+        return _time_arith(op, a, b)
+    x = _num(a)
+    y = _num(b)
+    if x is None or y is None:
+        return ERROR
+    if type(x) is int and type(y) is int:
+        return arith(op, x, y)
+    x = float(x)  # type: ignore[arg-type]
+    y = float(y)  # type: ignore[arg-type]
+    if op == "+":
+        return _real_result(x + y)
+    if op == "-":
+        return _real_result(x - y)
+    if op == "*":
+        return _real_result(x * y)
+    if op == "/":
+        if y == 0.0:
+            return ERROR
+        return _real_result(x / y)
+    return ERROR
+
+
+def _time_arith(op: str, a: object, b: object) -> object:
+    ta = type(a)
+    tb = type(b)
+    if op == "+":
+        if ta is AbsTime and tb is RelTime:
+            return AbsTime(a.epoch + b.seconds, a.offset)  # type: ignore[attr-defined]
+        if ta is RelTime and tb is AbsTime:
+            return AbsTime(b.epoch + a.seconds, b.offset)  # type: ignore[attr-defined]
+        if ta is RelTime and tb is RelTime:
+            return RelTime(a.seconds + b.seconds)  # type: ignore[attr-defined]
+    if op == "-":
+        if ta is AbsTime and tb is AbsTime:
+            return RelTime(a.epoch - b.epoch)  # type: ignore[attr-defined]
+        if ta is AbsTime and tb is RelTime:
+            return AbsTime(a.epoch - b.seconds, a.offset)  # type: ignore[attr-defined]
+        if ta is RelTime and tb is RelTime:
+            return RelTime(a.seconds - b.seconds)  # type: ignore[attr-defined]
+    return ERROR
+
+
+def _cmp_key(v: object) -> object:
+    t = type(v)
+    if t is AbsTime:
+        return v.epoch  # type: ignore[attr-defined]
+    if t is RelTime:
+        return v.seconds  # type: ignore[attr-defined]
+    return None
+
+
+def compare(op: str, a: object, b: object) -> object:
+    """== != < <= > >= with HTCondor's rules: numbers promote, strings compare without case."""
+    if a is ERROR or b is ERROR:
+        return ERROR
+    if a is UNDEFINED or b is UNDEFINED:
+        return UNDEFINED
+    ta = type(a)
+    tb = type(b)
+    if ta is str and tb is str:
+        x: object = ascii_lower(a)  # type: ignore[arg-type]
+        y: object = ascii_lower(b)  # type: ignore[arg-type]
+    else:
+        x = _num(a)
+        y = _num(b)
+        if x is None or y is None:
+            if ta is tb and ta in (AbsTime, RelTime):
+                x = _cmp_key(a)
+                y = _cmp_key(b)
+            else:
+                return ERROR
+    if op == "==":
+        return x == y
+    if op == "!=":
+        return x != y
+    if op == "<":
+        return x < y  # type: ignore[operator]
+    if op == "<=":
+        return x <= y  # type: ignore[operator]
+    if op == ">":
+        return x > y  # type: ignore[operator]
+    return x >= y  # type: ignore[operator]
+
+
+def identical(a: object, b: object) -> object:
+    """=?= (is): same type and same value, strings case-sensitive, never UNDEFINED."""
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is list or hasattr(a, "_attrs"):
+        return ERROR
+    if ta is float:
+        return a == b or (math.isnan(a) and math.isnan(b))  # type: ignore[arg-type]
+    return a == b or a is b
+
+
+def bitwise(op: str, a: object, b: object) -> object:
+    """& | ^ << >> >>> on integers only."""
+    if type(a) is int and type(b) is int:
+        if op == "&":
+            return a & b
+        if op == "|":
+            return a | b
+        if op == "^":
+            return a ^ b
+        n = b & 63
+        if op == "<<":
+            return wrap64(a << n)
+        if op == ">>":
+            return a >> n
+        return wrap64((a & _U64M) >> n)
+    if a is ERROR or b is ERROR:
+        return ERROR
+    if a is UNDEFINED or b is UNDEFINED:
+        return UNDEFINED
+    return ERROR
+
+
+def unary(op: str, v: object) -> object:
+    """Unary - + ! ~."""
+    t = type(v)
+    if op == "!":
+        if t is bool:
+            return not v
+        if t is int or t is float:
+            return v == 0
+    elif op == "-":
+        if t is int:
+            return wrap64(-v)  # type: ignore[operator]
+        if t is float:
+            return -v  # type: ignore[operator]
+        if t is RelTime:
+            return RelTime(-v.seconds)  # type: ignore[attr-defined]
+    elif op == "+":
+        if t is int or t is float or t is RelTime:
+            return v
+    elif op == "~":
+        if t is int:
+            return ~v  # type: ignore[operator]
+    if v is UNDEFINED:
+        return UNDEFINED
+    return ERROR
+
+
+BINARY_IMPL: dict[str, Callable[[object, object], object]] = {}
+for _op in ("+", "-", "*", "/", "%"):
+    BINARY_IMPL[_op] = (lambda o: lambda a, b: arith(o, a, b))(_op)
+for _op in ("==", "!=", "<", "<=", ">", ">="):
+    BINARY_IMPL[_op] = (lambda o: lambda a, b: compare(o, a, b))(_op)
+for _op in ("&", "|", "^", "<<", ">>", ">>>"):
+    BINARY_IMPL[_op] = (lambda o: lambda a, b: bitwise(o, a, b))(_op)
+BINARY_IMPL["=?="] = identical
+BINARY_IMPL["=!="] = lambda a, b: _negate(identical(a, b))
+
+
+def _negate(v: object) -> object:
+    return v if v is ERROR else not v

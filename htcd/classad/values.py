@@ -1,0 +1,229 @@
+"""ClassAd values that have no natural Python type, plus value printing.
+
+Evaluated values are plain Python objects (int, float, str, bool, list, ClassAd) so callers can use
+them directly; only UNDEFINED, ERROR and the two time types need classes of their own.
+"""
+
+from __future__ import annotations
+
+import math
+
+INT_MIN = -(1 << 63)
+INT_MAX = (1 << 63) - 1
+_U64 = 1 << 64
+
+
+class _Undefined:
+    """The ClassAd UNDEFINED value: an attribute that is missing or cannot be resolved."""
+
+    __slots__ = ()
+    _inst: _Undefined | None = None
+
+    def __new__(cls) -> _Undefined:
+        if cls._inst is None:
+            cls._inst = super().__new__(cls)
+        return cls._inst
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "UNDEFINED"
+
+
+class _Error:
+    """The ClassAd ERROR value: a type mismatch or an impossible operation."""
+
+    __slots__ = ()
+    _inst: _Error | None = None
+
+    def __new__(cls) -> _Error:
+        if cls._inst is None:
+            cls._inst = super().__new__(cls)
+        return cls._inst
+
+    def __repr__(self) -> str:
+        return "error"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "ERROR"
+
+
+UNDEFINED = _Undefined()
+ERROR = _Error()
+UndefinedType = _Undefined
+ErrorType = _Error
+
+
+class RelTime:
+    """A relative time (a duration in seconds), printed as relTime(\"...\")."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RelTime) and other.seconds == self.seconds
+
+    def __hash__(self) -> int:
+        return hash(("reltime", self.seconds))
+
+    def __repr__(self) -> str:
+        return f"RelTime({self.seconds!r})"
+
+    def text(self) -> str:
+        """HTCondor's [-][D+]HH:MM:SS[.fff] form."""
+        secs = self.seconds
+        sign = "-" if secs < 0 else ""
+        secs = abs(secs)
+        whole = int(secs)
+        frac = secs - whole
+        days, rest = divmod(whole, 86400)
+        hours, rest = divmod(rest, 3600)
+        mins, s = divmod(rest, 60)
+        out = sign + (f"{days}+" if days else "") + f"{hours:02d}:{mins:02d}:{s:02d}"
+        if frac:
+            out += f"{frac:.3f}"[1:]
+        return out
+
+
+class AbsTime:
+    """An absolute time: seconds since the epoch and the zone offset (seconds east of UTC)."""
+
+    __slots__ = ("epoch", "offset")
+
+    def __init__(self, epoch: float, offset: int = 0) -> None:
+        self.epoch = epoch
+        self.offset = offset
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbsTime) and other.epoch == self.epoch and other.offset == self.offset
+
+    def __hash__(self) -> int:
+        return hash(("abstime", self.epoch, self.offset))
+
+    def __repr__(self) -> str:
+        return f"AbsTime({self.epoch!r}, {self.offset!r})"
+
+    def text(self) -> str:
+        """ISO 8601 with the zone offset, as HTCondor prints absTime values."""
+        import datetime as _dt
+
+        tz = _dt.timezone(_dt.timedelta(seconds=self.offset))
+        when = _dt.datetime.fromtimestamp(int(self.epoch), tz)
+        off = self.offset
+        sign = "-" if off < 0 else "+"
+        off = abs(off)
+        return when.strftime("%Y-%m-%dT%H:%M:%S") + f"{sign}{off // 3600:02d}:{off % 3600 // 60:02d}"
+
+
+def wrap64(n: int) -> int:
+    """Wrap an unbounded int to a signed 64-bit int, as C arithmetic on int64 does."""
+    if INT_MIN <= n <= INT_MAX:
+        return n
+    n &= _U64 - 1
+    return n - _U64 if n > INT_MAX else n
+
+
+def is_true(v: object) -> bool:
+    """True for boolean true or a nonzero number (how Requirements are judged); False otherwise."""
+    t = type(v)
+    if t is bool:
+        return v  # type: ignore[return-value]
+    if t is int or t is float:
+        return v != 0
+    return False
+
+
+# ---------------------------------------------------------------- printing
+
+_ESC = {
+    "\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r",
+    "\a": "\\a", "\b": "\\b", "\f": "\\f", "\v": "\\v",
+}
+
+
+def quote_string(s: str, q: str = '"') -> str:
+    """Quote a string the way HTCondor's unparser does (C escapes, other bytes as octal)."""
+    if s.isascii() and s.isprintable() and "\\" not in s and q not in s:
+        return q + s + q
+    out = [q]
+    for ch in s:
+        e = _ESC.get(ch)
+        if e is not None and (ch != '"' or q == '"'):
+            out.append(e)
+        elif ch == q:
+            out.append("\\" + q)
+        elif " " <= ch < "\x7f":
+            out.append(ch)
+        else:
+            for b in ch.encode("utf-8", "surrogatepass"):
+                out.append(f"\\{b:03o}")
+    out.append(q)
+    return "".join(out)
+
+
+def quote_string_old(s: str) -> str:
+    """Old long format strings: only the double quote is escaped, everything else is raw."""
+    return '"' + s.replace('"', '\\"') + '"'
+
+
+def format_real(x: float) -> str:
+    """Reals as HTCondor's unparser prints them: %.15E, with 0.0 and the specials spelled out."""
+    if x == 0.0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    if x != x:
+        return 'real("NaN")'
+    if x in (math.inf, -math.inf):
+        return 'real("INF")' if x > 0 else 'real("-INF")'
+    return f"{x:.15E}"
+
+
+def format_real_old(x: float) -> str:
+    """Reals as the old long format (condor_q -l) prints them: %.16G, always with a point or exponent."""
+    if x == 0.0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    if x != x:
+        return 'real("NaN")'
+    if x in (math.inf, -math.inf):
+        return 'real("INF")' if x > 0 else 'real("-INF")'
+    s = f"{x:.16G}"
+    if "." not in s and "E" not in s:
+        s += ".0"
+    return s
+
+
+def unparse_value(v: object, old: bool = False) -> str:
+    """Print an evaluated value as ClassAd text."""
+    t = type(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return str(v)
+    if t is float:
+        return format_real_old(v) if old else format_real(v)  # type: ignore[arg-type]
+    if t is str:
+        return quote_string_old(v) if old else quote_string(v)  # type: ignore[arg-type]
+    if v is UNDEFINED:
+        return "undefined"
+    if v is ERROR:
+        return "error"
+    if t is list:
+        if not v:
+            return "{  }"
+        return "{ " + ",".join(unparse_value(x, old) for x in v) + " }"  # type: ignore[union-attr]
+    if t is AbsTime:
+        return f'absTime("{v.text()}")'  # type: ignore[union-attr]
+    if t is RelTime:
+        return f'relTime("{v.text()}")'  # type: ignore[union-attr]
+    unparse = getattr(v, "_unparse", None)
+    if unparse is not None:
+        return unparse(old)
+    raise TypeError(f"not a ClassAd value: {v!r}")

@@ -1,0 +1,1 @@
+"""The ``htcd`` command: daemons and tools as subcommands, each module imported only when used."""

@@ -1,0 +1,60 @@
+"""What the tools share: loading config, finding daemons, and talking to them."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from htcd.classad import ClassAd
+from htcd.config import Config
+from htcd.config import load as load_config
+from htcd.daemon import locate
+from htcd.errors import UserError
+from htcd.wire.address import Address
+from htcd.wire.client import Connection
+from htcd.wire.errors import WireError
+
+
+def config(subsystem: str = "TOOL") -> Config:
+    return load_config(subsystem)
+
+
+def collector(cfg: Config) -> Address:
+    return locate.collector(cfg)
+
+
+def query_collector(cfg: Config, ad_type: str, constraint: str | None = None,
+                    projection: list[str] | None = None, limit: int = 0) -> list[ClassAd]:
+    addr = collector(cfg)
+    try:
+        with Connection(addr) as conn:
+            wires = conn.call("QUERY_ADS", ad_type=ad_type, constraint=constraint, projection=projection,
+                              limit=limit)
+    except WireError as exc:
+        raise UserError(f"cannot reach the collector: {exc}") from None
+    return [ClassAd.from_wire(w) for w in wires]
+
+
+def schedd_address(cfg: Config, name: str | None = None) -> tuple[Address, str]:
+    """(address, name) of the named schedd, or of this host's schedd."""
+    if name is None:
+        local = locate.local_daemon(cfg, "SCHEDD")
+        if local is not None:
+            return local, cfg.get("SCHEDD_NAME") or cfg.get("FULL_HOSTNAME") or ""
+    ads = query_collector(cfg, "Scheduler", f'Name == "{name}"' if name else None, ["Name", "MyAddress"])
+    if not ads:
+        raise UserError(f"no schedd {'named ' + repr(name) + ' ' if name else ''}is known to the collector; "
+                        "is the pool running?")
+    return Address.parse(str(ads[0].get_value("MyAddress"))), str(ads[0].get_value("Name"))
+
+
+def call(address: Address, command: str, what: str, **args: Any) -> Any:
+    try:
+        with Connection(address) as conn:
+            return conn.call(command, **args)
+    except WireError as exc:
+        raise UserError(f"{what}: {exc}") from None
+
+
+def now_stamp() -> str:
+    return time.strftime("%m/%d/%y %H:%M:%S")

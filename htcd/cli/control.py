@@ -1,0 +1,56 @@
+"""``htcd off``, ``htcd ping``, ``htcd version``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    if name == "version":
+        return lambda args: _version()
+    if name == "off":
+        p.add_argument("-fast", action="store_true", help="kill jobs at once instead of a graceful shutdown")
+        p.add_argument("-graceful", action="store_true", help="graceful shutdown (the default)")
+        return _off
+    p.add_argument("daemon", nargs="?", default="SCHEDD",
+                   help="which daemon of this host: MASTER, COLLECTOR, NEGOTIATOR, SCHEDD, STARTD")
+    return _ping
+
+
+def _version() -> int:
+    from htcd.daemon.core import PLATFORM_STRING, VERSION_STRING
+
+    print(VERSION_STRING)
+    print(PLATFORM_STRING)
+    return 0
+
+
+def _off(args: argparse.Namespace) -> int:
+    from htcd.cli import common
+    from htcd.daemon import locate
+    from htcd.errors import UserError
+
+    cfg = common.config()
+    addr = locate.local_daemon(cfg, "MASTER")
+    if addr is None:
+        raise UserError(f"no master is running for LOCAL_DIR {cfg.get('LOCAL_DIR')} "
+                        f"({cfg.get('MASTER_ADDRESS_FILE')} is missing)")
+    common.call(addr, "DAEMONS_OFF", "cannot reach the master", fast=args.fast)
+    print("Sent \"Kill-All-Daemons\" command to local master")
+    return 0
+
+
+def _ping(args: argparse.Namespace) -> int:
+    from htcd.cli import common
+    from htcd.daemon import locate
+    from htcd.errors import UserError
+
+    cfg = common.config()
+    subsys = args.daemon.upper()
+    addr = common.collector(cfg) if subsys == "COLLECTOR" else locate.local_daemon(cfg, subsys)
+    if addr is None:
+        raise UserError(f"no {subsys} address file on this host ({cfg.get(subsys + '_ADDRESS_FILE')})")
+    reply = common.call(addr, "PING", f"cannot reach the {subsys.lower()}")
+    print(f"{subsys} {reply['name']} at {addr}: authenticated as {reply['identity']} by {reply['method']}")
+    return 0

@@ -1,0 +1,86 @@
+"""``htcd SUBCOMMAND ...``: parse the command line and dispatch to the subcommand's module.
+
+Flags follow HTCondor's tools (single-dash long options such as ``-nobatch``).  A user mistake
+exits with a message and no traceback: 2 for a bad command line, 1 for everything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable
+
+from htcd.errors import UserError
+
+# subcommand -> (module under htcd.cli, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "master": ("daemons", "run the master, which starts the daemons of DAEMON_LIST"),
+    "collector": ("daemons", "run the collector"),
+    "negotiator": ("daemons", "run the negotiator"),
+    "schedd": ("daemons", "run the schedd"),
+    "startd": ("daemons", "run the startd"),
+    "submit": ("submit", "submit jobs from a submit description file"),
+    "q": ("q", "list jobs in the queue"),
+    "rm": ("act", "remove jobs"),
+    "hold": ("act", "hold jobs"),
+    "release": ("act", "release held jobs"),
+    "status": ("status", "list slots and daemons known to the collector"),
+    "config_val": ("config_val", "print configuration values"),
+    "off": ("control", "shut down the daemons of this host"),
+    "ping": ("control", "check that a daemon answers and show who it thinks you are"),
+    "version": ("control", "print the version"),
+}
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with HTCondor-style messages and exit status 2 for usage errors."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> tuple[Parser, dict[str, Callable[..., int]]]:
+    parser = Parser(prog="htcd", description="htcd: a high-throughput computing system")
+    parser.add_argument("-version", "--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND", parser_class=Parser)
+    runners: dict[str, Callable[..., int]] = {}
+    wanted = _wanted(sys.argv[1:])
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if wanted is None or wanted == name:
+            mod = importlib.import_module(f"htcd.cli.{module}")
+            runners[name] = mod.configure(name, p)
+    return parser, runners
+
+
+def _wanted(argv: list[str]) -> str | None:
+    """The subcommand named on the command line, so only its module is imported."""
+    for a in argv:
+        if not a.startswith("-"):
+            return a if a in SUBCOMMANDS else None
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is not None:
+        sys.argv[1:] = argv
+    parser, runners = build_parser()
+    args = parser.parse_args()
+    if args.version and not args.command:
+        args.command = "version"
+        runners.setdefault("version", importlib.import_module("htcd.cli.control").configure("version", Parser()))
+    if not args.command:
+        parser.print_usage(sys.stderr)
+        print("htcd: error: a subcommand is required (htcd -h lists them)", file=sys.stderr)
+        return 2
+    try:
+        return runners[args.command](args)
+    except UserError as exc:
+        print(f"htcd {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

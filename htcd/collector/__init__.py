@@ -1,0 +1,1 @@
+"""The collector: the pool's in-memory directory of ads."""

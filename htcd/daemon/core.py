@@ -1,0 +1,301 @@
+"""The daemon base class and its server loop (startup, main loop, graceful shutdown).
+
+Shaped like uvicorn's server: ``run_daemon`` installs signal handlers, starts the daemon,
+waits for a stop request and shuts down gracefully on the first SIGTERM/SIGINT and fast on
+the second.  SIGHUP re-reads the config.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from htcd import __version__
+from htcd.classad import ClassAd
+from htcd.config import Config
+from htcd.config import load as load_config
+from htcd.daemon import locate
+from htcd.daemon.log import LOG_NAMES, open_log
+from htcd.errors import UserError
+from htcd.wire.client import acall
+from htcd.wire.errors import WireError
+from htcd.wire.server import Handler, Request, Server
+
+VERSION_STRING = f"$CondorVersion: {__version__} htcd $"
+PLATFORM_STRING = "$CondorPlatform: X86_64-Linux htcd $"
+
+
+class Daemon:
+    """Base of every htcd daemon.  Subclasses set ``subsystem`` and override the hooks."""
+
+    subsystem = "DAEMON"
+    ad_type = "Generic"
+
+    def __init__(self, config: Config, terminal: bool = False) -> None:
+        self.config = config
+        self.terminal = terminal
+        self.name = self.default_name()
+        self.start_time = int(time.time())
+        self.stopping = asyncio.Event()
+        self.fast_event = asyncio.Event()
+        self.log = self.open_log(self.subsystem)
+        handlers: dict[str, Handler] = {
+            "PING": self._cmd_ping, "DC_OFF_GRACEFUL": self._cmd_off, "DC_RECONFIG": self._cmd_reconfig,
+        }
+        handlers.update(self.command_handlers())
+        self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log)
+        self._timers: list[asyncio.Task[None]] = []
+        self._sequence = 0
+
+    # -- identity and configuration -------------------------------------------------------
+    @property
+    def uid_domain(self) -> str:
+        return self.config.get("UID_DOMAIN") or socket.getfqdn()
+
+    @property
+    def hostname(self) -> str:
+        return self.config.get("FULL_HOSTNAME") or socket.getfqdn()
+
+    def default_name(self) -> str:
+        return self.hostname
+
+    def knob_int(self, name: str, default: int) -> int:
+        return self.config.get_int(name, default)
+
+    def open_log(self, subsys: str, suffix: str = "") -> logging.Logger:
+        """The log of ``subsys`` (``$(<SUBSYS>_LOG)``), e.g. ``StarterLog`` + ``.slot1``."""
+        path = self.config.get(f"{subsys}_LOG") or os.path.join(self.config.get("LOG") or ".",
+                                                                  LOG_NAMES.get(subsys, subsys.title() + "Log"))
+        name = f"{subsys.lower()}{suffix}"
+        existing = logging.getLogger(f"htcd.{name}")
+        if existing.handlers and subsys != self.subsystem:
+            return existing
+        debug = "D_FULLDEBUG" in (self.config.get(f"{subsys}_DEBUG") or "").upper()
+        max_bytes = self.config.get_int(f"MAX_{subsys}_LOG", 10 * 1024 * 1024)
+        return open_log(name, path + suffix, max_bytes, debug, self.terminal and subsys == self.subsystem)
+
+    # -- hooks for subclasses --------------------------------------------------------------
+    def command_handlers(self) -> dict[str, Handler]:
+        return {}
+
+    async def startup(self) -> None:
+        """Called once the server listens."""
+
+    async def shutdown(self, fast: bool) -> None:
+        """Called on the way out, before the server closes."""
+
+    def reconfigured(self) -> None:
+        """Called after a successful reconfig."""
+
+    def make_ad(self) -> ClassAd | None:
+        """This daemon's own ad for the collector, or None."""
+        return None
+
+    # -- common machinery --------------------------------------------------------------------
+    def base_ad(self, my_type: str) -> ClassAd:
+        self._sequence += 1
+        ad = ClassAd()
+        ad["MyType"] = my_type
+        ad["Name"] = self.name
+        ad["Machine"] = self.hostname
+        ad["MyAddress"] = str(self.server.address)
+        ad["CondorVersion"] = VERSION_STRING
+        ad["CondorPlatform"] = PLATFORM_STRING
+        ad["DaemonStartTime"] = self.start_time
+        ad["MyCurrentTime"] = int(time.time())
+        ad["UpdateSequenceNumber"] = self._sequence
+        ad["UpdateInterval"] = self.update_interval()
+        ad["ClassAdLifetime"] = 3 * self.update_interval()
+        return ad
+
+    def update_interval(self) -> int:
+        return max(1, self.knob_int("UPDATE_INTERVAL", 300))
+
+    def every(self, interval: Callable[[], float], action: Callable[[], Awaitable[Any]], what: str,
+              first: float = 0.0) -> None:
+        """Run ``action`` now (after ``first`` seconds) and then every ``interval()`` seconds."""
+
+        async def loop() -> None:
+            delay = first
+            while not self.stopping.is_set():
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), delay)
+                    return
+                try:
+                    await action()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    self.log.exception("timer %s failed", what)
+                delay = interval()
+
+        self._timers.append(asyncio.create_task(loop(), name=what))
+
+    def spawn(self, coro: Awaitable[Any], what: str) -> asyncio.Task[Any]:
+        """A background task whose failure is logged rather than lost."""
+
+        async def guarded() -> Any:
+            try:
+                return await coro
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self.log.exception("%s failed", what)
+                return None
+
+        return asyncio.create_task(guarded(), name=what)
+
+    async def send_to_collector(self, command: str, **args: Any) -> Any:
+        address = locate.collector(self.config)
+        return await acall(address, command, timeout=20.0, **args)
+
+    async def publish(self) -> None:
+        ad = self.make_ad()
+        if ad is None:
+            return
+        try:
+            await self.send_to_collector("UPDATE_AD", ad_type=self.ad_type, ad=ad.to_wire())
+        except (WireError, UserError) as exc:
+            self.log.info("cannot update the collector: %s", exc)
+
+    async def invalidate(self) -> None:
+        try:
+            await self.send_to_collector("INVALIDATE_AD", ad_type=self.ad_type, name=self.name)
+        except (WireError, UserError) as exc:
+            self.log.info("cannot invalidate at the collector: %s", exc)
+
+    # -- built-in commands ---------------------------------------------------------------
+    async def _cmd_ping(self, req: Request) -> dict[str, Any]:
+        return {"identity": str(req.identity), "method": req.identity.method, "daemon": self.subsystem,
+                "name": self.name, "version": __version__}
+
+    async def _cmd_off(self, req: Request) -> str:
+        self.log.info("shutdown requested by %s", req.identity)
+        self.request_stop(fast=bool(req.arg("fast")))
+        return "ok"
+
+    async def _cmd_reconfig(self, req: Request) -> str:
+        return self.reconfig()
+
+    def reconfig(self) -> str:
+        try:
+            config = load_config(self.subsystem, self.config.local_name)
+        except UserError as exc:
+            self.log.error("reconfig failed, keeping the running config: %s", exc)
+            raise
+        self.config = config
+        self.log.info("reconfigured from %s", ", ".join(config.files) or "the embedded default")
+        self.reconfigured()
+        return "ok"
+
+    @property
+    def fast(self) -> bool:
+        return self.fast_event.is_set()
+
+    def request_stop(self, fast: bool = False) -> None:
+        """First request: graceful.  A fast request, or any second one, cuts it short."""
+        if fast or self.stopping.is_set():
+            self.fast_event.set()
+        self.stopping.set()
+
+    # -- the server loop -------------------------------------------------------------------
+    def socket_path(self) -> str:
+        sock_dir = self.config.get("DAEMON_SOCKET_DIR") or os.path.join(self.config.get("LOCK") or ".", "sock")
+        os.makedirs(sock_dir, exist_ok=True)
+        return os.path.join(sock_dir, f"{self.subsystem.lower()}.sock")
+
+    def tcp_bind(self) -> tuple[str, int]:
+        return locate.bind_host(self.config), 0
+
+    def address_file(self) -> str | None:
+        return self.config.get(f"{self.subsystem}_ADDRESS_FILE")
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_stop_signal, sig)
+        loop.add_signal_handler(signal.SIGQUIT, self.request_stop, True)
+        loop.add_signal_handler(signal.SIGHUP, self._on_hup)
+        host, port = self.tcp_bind()
+        await self.server.start(self.socket_path(), host, port)
+        self._write_address_file()
+        self.log.info("******************************************************")
+        self.log.info("** htcd %s %s (pid %d) listening at %s", self.subsystem, __version__, os.getpid(),
+                      self.server.address)
+        self.log.info("** config: %s", ", ".join(self.config.files) or "the embedded default")
+        self.log.info("******************************************************")
+        try:
+            await self.startup()
+            self.every(self.update_interval, self.publish, "publish")
+            await self.stopping.wait()
+            self.log.info("got shutdown request (%s)", "fast" if self.fast else "graceful")
+            await self._shut_down()
+        finally:
+            for t in self._timers:
+                t.cancel()
+            await asyncio.gather(*self._timers, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.invalidate(), 5.0)
+            self._remove_address_file()
+            await self.server.close()
+            self.log.info("**** %s (pid %d) EXITING WITH STATUS 0", self.subsystem, os.getpid())
+
+    async def _shut_down(self) -> None:
+        graceful = asyncio.create_task(self.shutdown(self.fast))
+        cut = asyncio.create_task(self.fast_event.wait())
+        await asyncio.wait({graceful, cut}, return_when=asyncio.FIRST_COMPLETED)
+        cut.cancel()
+        if not graceful.done():
+            self.log.info("fast shutdown requested during graceful shutdown")
+            graceful.cancel()
+            await asyncio.gather(graceful, return_exceptions=True)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.shutdown(True), 5.0)
+        elif graceful.exception():
+            self.log.error("shutdown failed: %r", graceful.exception())
+
+    def _on_stop_signal(self, sig: int) -> None:
+        self.log.info("caught signal %s", signal.Signals(sig).name)
+        self.request_stop()
+
+    def _on_hup(self) -> None:
+        with contextlib.suppress(UserError):
+            self.reconfig()
+
+    def _write_address_file(self) -> None:
+        path = self.address_file()
+        if not path:
+            return
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        tmp = f"{path}.new"
+        with open(tmp, "w") as f:
+            f.write(f"{self.server.address}\n{VERSION_STRING}\n{PLATFORM_STRING}\n")
+        os.replace(tmp, path)
+
+    def _remove_address_file(self) -> None:
+        path = self.address_file()
+        if path:
+            with contextlib.suppress(OSError):
+                with open(path) as f:
+                    mine = f.readline().strip() == str(self.server.address)
+                if mine:
+                    os.unlink(path)
+
+
+def run_daemon(cls: type[Daemon], terminal: bool = False, local_name: str | None = None) -> int:
+    """Load the config, build the daemon and run it until it is told to stop."""
+    config = load_config(cls.subsystem, local_name)
+    for knob in ("LOG", "SPOOL", "EXECUTE", "LOCK"):
+        path = config.get(knob)
+        if path:
+            os.makedirs(path, exist_ok=True)
+    daemon = cls(config, terminal=terminal)
+    asyncio.run(daemon.serve())
+    return 0

@@ -1,0 +1,1 @@
+"""The negotiator: matchmaking between idle jobs and unclaimed slots."""

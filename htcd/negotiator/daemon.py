@@ -1,0 +1,132 @@
+"""The negotiator daemon: a cycle every NEGOTIATOR_INTERVAL and soon after a RESCHEDULE."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from htcd.classad import ClassAd
+from htcd.daemon import Daemon
+from htcd.errors import UserError
+from htcd.negotiator.matchmaker import Pool, Slot
+from htcd.wire.client import AsyncConnection
+from htcd.wire.errors import WireError
+from htcd.wire.server import Handler, Request
+
+
+class Negotiator(Daemon):
+    subsystem = "NEGOTIATOR"
+    ad_type = "Negotiator"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.match_log = self.open_log("MATCH")
+        self.wake = asyncio.Event()
+        self.last_cycle_start = 0.0
+        self.last_cycle_duration = 0.0
+        self.cycles = 0
+        self.matches_total = 0
+
+    def default_name(self) -> str:
+        return self.config.get("NEGOTIATOR_NAME") or self.hostname
+
+    def command_handlers(self) -> dict[str, Handler]:
+        return {"RESCHEDULE": self.cmd_reschedule}
+
+    async def cmd_reschedule(self, req: Request) -> str:
+        self.wake.set()
+        return "ok"
+
+    async def startup(self) -> None:
+        self.spawn(self._cycle_loop(), "negotiation loop")
+
+    async def _cycle_loop(self) -> None:
+        """Cycle every NEGOTIATOR_INTERVAL, or on RESCHEDULE, but never more often than
+        NEGOTIATOR_CYCLE_DELAY."""
+        while not self.stopping.is_set():
+            interval = max(1, self.knob_int("NEGOTIATOR_INTERVAL", 60))
+            wait = self.last_cycle_start + interval - time.time()
+            if wait > 0:
+                try:
+                    await asyncio.wait_for(self.wake.wait(), wait)
+                except asyncio.TimeoutError:
+                    pass
+            if self.stopping.is_set():
+                return
+            delay = self.last_cycle_start + self.knob_int("NEGOTIATOR_CYCLE_DELAY", 20) - time.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self.wake.clear()
+            try:
+                await self.negotiate()
+            except (WireError, UserError) as exc:
+                self.log.info("negotiation cycle failed: %s", exc)
+            except Exception:
+                self.log.exception("negotiation cycle failed")
+
+    async def negotiate(self) -> int:
+        self.last_cycle_start = time.time()
+        self.log.info("---------- Started Negotiation Cycle ----------")
+        submitters = [ClassAd.from_wire(w) for w in await self.send_to_collector(
+            "QUERY_ADS", ad_type="Submitter", constraint="IdleJobs > 0")]
+        slots = await self._unclaimed_slots()
+        self.log.info("Phase 1:  Obtaining ads from collector ...")
+        self.log.info("  Getting startd private ads ...")
+        self.log.info("Got ads: %d submitters, %d unclaimed slots", len(submitters), len(slots.slots))
+        made = 0
+        for sub in sorted(submitters, key=lambda a: str(a.get_value("Name", ""))):
+            if all(s.taken for s in slots.slots):
+                break
+            made += await self._negotiate_with(sub, slots)
+        self.cycles += 1
+        self.matches_total += made
+        self.last_cycle_duration = time.time() - self.last_cycle_start
+        self.log.info("---------- Finished Negotiation Cycle ----------")
+        return made
+
+    async def _unclaimed_slots(self) -> Pool:
+        public = await self.send_to_collector("QUERY_ADS", ad_type="Machine", constraint='State == "Unclaimed"')
+        private = await self.send_to_collector("QUERY_PRIVATE_ADS", ad_type="Machine",
+                                               constraint='State == "Unclaimed"')
+        claims = {p["name"]: (p["private"] or {}).get("ClaimId") for p in private}
+        pool = Pool()
+        for wire in public:
+            ad = ClassAd.from_wire(wire)
+            claim = claims.get(ad.get_value("Name"))
+            if claim:
+                pool.slots.append(Slot(ad, str(claim)))
+        return pool
+
+    async def _negotiate_with(self, sub: ClassAd, pool: Pool) -> int:
+        name = str(sub.get_value("Name", ""))
+        schedd = str(sub.get_value("ScheddIpAddr", ""))
+        self.log.info("  Negotiating with %s at %s", name, schedd)
+        conn = await AsyncConnection.open(schedd)
+        try:
+            requests = await conn.call("NEGOTIATE", submitter=name)
+            matches = []
+            for req in requests:
+                job = ClassAd.from_wire(req["ad"])
+                slot = pool.best_for(job)
+                if slot is None:
+                    continue
+                slot.taken = True
+                slot_name = slot.ad.get_value("Name")
+                matches.append({"id": req["id"], "slot_ad": slot.ad.to_wire(), "claim_id": slot.claim_id})
+                self.match_log.info("      Matched %s %s %s preempting none %s %s", req["id"], name, schedd,
+                                    slot.ad.get_value("StartdIpAddr"), slot_name)
+            if matches:
+                await conn.call("MATCHES", matches=matches)
+            self.log.info("    Request list for %s: %d requests, %d matched", name, len(requests), len(matches))
+            return len(matches)
+        finally:
+            await conn.close()
+
+    def make_ad(self) -> ClassAd:
+        ad = self.base_ad("Negotiator")
+        ad["LastNegotiationCycleTime0"] = int(self.last_cycle_start)
+        ad["LastNegotiationCycleDuration0"] = round(self.last_cycle_duration, 3)
+        ad["NegotiationCycles"] = self.cycles
+        ad["MatchesTotal"] = self.matches_total
+        return ad

@@ -1,0 +1,85 @@
+"""The plugin manager: loads plugins of the ``htcd`` entry-point group, disabling broken ones."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+from typing import Any
+
+import pluggy
+
+from htcd import hookspecs
+from htcd.universe import Universe, UniverseRegistry
+
+_log = logging.getLogger("htcd.plugins")
+
+
+class PluginManager:
+    def __init__(self, log: logging.Logger | None = None, blocked: set[str] | None = None) -> None:
+        self.log = log or _log
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.disabled: dict[str, str] = {}
+        self.blocked = {b.lower() for b in (blocked or set())}
+
+    def load_entry_points(self) -> PluginManager:
+        for ep in importlib.metadata.entry_points(group=hookspecs.PROJECT):
+            if ep.name.lower() in self.blocked:
+                self.log.info("plugin %s is blocked by config", ep.name)
+                continue
+            try:
+                self.register(ep.load(), ep.name)
+            except Exception as exc:  # a broken plugin must not take the daemon down
+                self._disable(ep.name, f"cannot load {ep.value}: {exc!r}")
+        return self
+
+    def register(self, plugin: Any, name: str) -> None:
+        try:
+            self.pm.register(plugin, name=name)
+        except Exception as exc:
+            self._disable(name, f"cannot register: {exc!r}")
+
+    def _disable(self, name: str, why: str) -> None:
+        self.disabled[name] = why
+        self.log.error("plugin %s disabled: %s", name, why)
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
+
+    def _call_each(self, hook: str, undo: Any = None, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Call ``hook`` plugin by plugin, so that one that raises is disabled (and its partial
+        effect undone by ``undo``, a context returning a restore function) and the others run."""
+        results = []
+        for impl in list(getattr(self.pm.hook, hook).get_hookimpls()):
+            restore = undo() if undo else None
+            try:
+                results.append((impl.plugin_name, impl.function(**kwargs)))
+            except Exception as exc:
+                if restore:
+                    restore()
+                self._disable(impl.plugin_name, f"{hook} raised {exc!r}")
+        return results
+
+    def universes(self) -> dict[str, Universe]:
+        """One instance of every registered universe that starts."""
+        registry = UniverseRegistry()
+
+        def snapshot() -> Any:
+            before = dict(registry.factories)
+            return lambda: setattr(registry, "factories", before)
+
+        self._call_each("htcd_register_universes", undo=snapshot, registry=registry)
+        found: dict[str, Universe] = {}
+        for uname, factory in registry.factories.items():
+            try:
+                found[uname] = factory()
+            except Exception as exc:
+                self.log.error("universe %s failed to start and is not offered: %r", uname, exc)
+        return found
+
+    def machine_attributes(self, config: object) -> dict[str, object]:
+        attrs: dict[str, object] = {}
+        for _name, result in self._call_each("htcd_machine_attributes", config=config):
+            if isinstance(result, dict):
+                attrs.update(result)
+        return attrs

@@ -1,0 +1,87 @@
+"""The durable job queue: SQLite in WAL mode with synchronous=FULL.
+
+Every change is one transaction, committed (fsync'd) before the client hears it succeeded,
+so a crash at any moment leaves each cluster wholly present or wholly absent.  Ads are stored
+as JSON maps of attribute -> ClassAd expression text; a cluster's shared attributes are stored
+once, in ``clusters``, and each proc row holds only what differs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+
+JobId = tuple[int, int]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS clusters (cluster_id INTEGER PRIMARY KEY, ad TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS procs (
+    cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, ad TEXT NOT NULL,
+    PRIMARY KEY (cluster_id, proc_id));
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+class JobQueue:
+    def __init__(self, path: str) -> None:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def load(self) -> tuple[dict[int, dict[str, str]], dict[JobId, dict[str, str]], int]:
+        """(clusters, procs, next cluster id) as committed."""
+        clusters = {cid: json.loads(ad) for cid, ad in self.db.execute("SELECT cluster_id, ad FROM clusters")}
+        procs = {(c, p): json.loads(ad) for c, p, ad in self.db.execute("SELECT cluster_id, proc_id, ad FROM procs")}
+        row = self.db.execute("SELECT value FROM meta WHERE key='next_cluster'").fetchone()
+        next_cluster = max(int(row[0]) if row else 1, max(clusters, default=0) + 1)
+        return clusters, procs, next_cluster
+
+    def submit(self, cluster_id: int, cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) -> None:
+        """Add a cluster and its procs in one transaction."""
+        with self._transaction() as cur:
+            cur.execute("INSERT INTO clusters VALUES (?, ?)", (cluster_id, json.dumps(cluster_ad)))
+            cur.executemany("INSERT INTO procs VALUES (?, ?, ?)",
+                            [(cluster_id, int(p["ProcId"]), json.dumps(p)) for p in proc_ads])
+            cur.execute("INSERT OR REPLACE INTO meta VALUES ('next_cluster', ?)", (str(cluster_id + 1),))
+
+    def set_proc_ads(self, changed: dict[JobId, dict[str, str]]) -> None:
+        """Replace the stored proc ads of several jobs in one transaction."""
+        with self._transaction() as cur:
+            cur.executemany("UPDATE procs SET ad=? WHERE cluster_id=? AND proc_id=?",
+                            [(json.dumps(ad), c, p) for (c, p), ad in changed.items()])
+
+    def delete(self, job_ids: Iterable[JobId]) -> None:
+        """Remove jobs, and clusters left without procs, in one transaction."""
+        ids = list(job_ids)
+        with self._transaction() as cur:
+            cur.executemany("DELETE FROM procs WHERE cluster_id=? AND proc_id=?", ids)
+            for cid in {c for c, _ in ids}:
+                cur.execute("DELETE FROM clusters WHERE cluster_id=? AND NOT EXISTS "
+                            "(SELECT 1 FROM procs WHERE cluster_id=?)", (cid, cid))
+
+    def _transaction(self) -> _Tx:
+        return _Tx(self.db)
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Cursor:
+        self.cur = self.db.cursor()
+        self.cur.execute("BEGIN IMMEDIATE")
+        return self.cur
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.cur.execute("COMMIT")
+        else:
+            self.cur.execute("ROLLBACK")

@@ -1,0 +1,164 @@
+"""The shadow: a task in the schedd per claim, running jobs on a claimed slot.
+
+It claims the slot the negotiator matched, runs the job through the startd's starter (input
+files go with the activation, output comes back with the reply), records the outcome, and
+then reuses the claim for the owner's next idle job that fits the slot before releasing it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from htcd.classad import ClassAd, symmetric_match
+from htcd.schedd.jobs import HELD, Job
+from htcd.wire.client import AsyncConnection
+from htcd.wire.errors import RemoteError, WireError
+
+if TYPE_CHECKING:
+    from htcd.schedd.daemon import Schedd
+
+
+class InputError(Exception):
+    """An input file could not be read: the job is held with this reason."""
+
+
+def _in_iwd(iwd: str, name: str) -> str:
+    return name if os.path.isabs(name) else os.path.join(iwd, name)
+
+
+def gather_input(job: Job) -> dict[str, bytes]:
+    """The files sent to the sandbox: executable, stdin, transfer_input_files (by basename)."""
+    iwd = str(job.get("Iwd", "") or "")
+    names: list[str] = []
+    if job.get("TransferExecutable", True) is not False:
+        names.append(str(job.get("Cmd", "")))
+    stdin = str(job.get("In", "/dev/null") or "/dev/null")
+    if stdin != "/dev/null":
+        names.append(stdin)
+    extra = job.get("TransferInput")
+    if isinstance(extra, str):
+        names += [n.strip() for n in extra.split(",") if n.strip()]
+    files: dict[str, bytes] = {}
+    for name in names:
+        path = _in_iwd(iwd, name)
+        try:
+            with open(path, "rb") as f:
+                files[os.path.basename(name.rstrip("/"))] = f.read()
+        except OSError as exc:
+            raise InputError(f"Transfer input files failure: cannot read {path}: {exc.strerror}") from None
+    return files
+
+
+class Shadow:
+    def __init__(self, schedd: Schedd, job: Job, slot_ad: ClassAd, claim_id: str) -> None:
+        self.schedd = schedd
+        self.job = job
+        self.slot_ad = slot_ad
+        self.claim_id = claim_id
+        self.startd = str(slot_ad.get_value("StartdIpAddr") or slot_ad.get_value("MyAddress") or "")
+        self.slot_name = str(slot_ad.get_value("Name", ""))
+        self.conn: AsyncConnection | None = None
+        self.log = schedd.shadow_log
+
+    async def run(self) -> None:
+        job: Job | None = self.job
+        try:
+            self.conn = await AsyncConnection.open(self.startd)
+            await self.conn.call("REQUEST_CLAIM", claim_id=self.claim_id, job_ad=job.wire(),
+                                 schedd_host=self.schedd.hostname)
+        except (WireError, RemoteError) as exc:
+            self.log.info("(%s) cannot claim %s: %s", job.id_text, self.slot_name, exc)
+            self.schedd.unmatch(job)
+            await self._close()
+            return
+        try:
+            while job is not None:
+                self.job = job
+                if not await self.run_job(job):
+                    break
+                job = self.schedd.next_job_for_claim(self.slot_ad, job.owner)
+            if self.conn is not None:
+                await self.conn.call("RELEASE_CLAIM", claim_id=self.claim_id)
+        except (WireError, RemoteError) as exc:
+            self.log.info("claim on %s ended: %s", self.slot_name, exc)
+        finally:
+            await self._close()
+
+    async def _close(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+            self.conn = None
+
+    async def run_job(self, job: Job) -> bool:
+        """Run one job on the claim; False when the claim cannot be used again."""
+        schedd = self.schedd
+        try:
+            files = gather_input(job)
+        except InputError as exc:
+            schedd.hold(job, str(exc), code=13)
+            return True
+        schedd.job_started(job, self.slot_ad, self)
+        self.log.info("(%s) activating claim on %s", job.id_text, self.slot_name)
+        try:
+            assert self.conn is not None
+            result: dict[str, Any] = await self.conn.call("ACTIVATE_CLAIM", timeout=None,
+                                                          claim_id=self.claim_id, job_ad=job.wire(), files=files)
+        except (WireError, RemoteError) as exc:
+            self.log.info("(%s) lost the job on %s: %s", job.id_text, self.slot_name, exc)
+            schedd.job_lost(job, str(exc))
+            self.log.info("(%s) EXITING WITH STATUS 107", job.id_text)
+            return False
+        if result.get("error"):
+            schedd.hold(job, f"Error from {self.slot_name}: {result['error']}", code=6)
+            self.log.info("(%s) EXITING WITH STATUS 112", job.id_text)
+            return True
+        sent = self._write_output(job, result)
+        if job.status == HELD:
+            schedd.job_vacated(job)
+            self.log.info("(%s) EXITING WITH STATUS 112", job.id_text)
+        elif job.removing:
+            schedd.finish_removal(job)
+            self.log.info("(%s) EXITING WITH STATUS 102", job.id_text)
+        else:
+            schedd.job_exited(job, result, bytes_received=sum(len(v) for v in files.values()), bytes_sent=sent)
+            self.log.info("(%s) EXITING WITH STATUS 100", job.id_text)
+        return True
+
+    def _write_output(self, job: Job, result: dict[str, Any]) -> int:
+        iwd = str(job.get("Iwd", "") or "")
+        written = 0
+        outputs: list[tuple[str, bytes]] = []
+        for attr, key in (("Out", "stdout"), ("Err", "stderr")):
+            dest = str(job.get(attr, "/dev/null") or "/dev/null")
+            if dest != "/dev/null":
+                outputs.append((_in_iwd(iwd, dest), result.get(key) or b""))
+        for name, data in (result.get("files") or {}).items():
+            base = os.path.basename(name)
+            if base and base not in (".", ".."):
+                outputs.append((os.path.join(iwd, base), data))
+        for path, data in outputs:
+            try:
+                self.schedd.write_as_owner(job, path, data)
+                written += len(data)
+            except OSError as exc:
+                self.log.error("(%s) cannot write output %s: %s", job.id_text, path, exc)
+        return written
+
+    async def kill(self) -> None:
+        """Ask the startd to kill the job; ACTIVATE_CLAIM then returns."""
+        try:
+            conn = await AsyncConnection.open(self.startd)
+            try:
+                await conn.call("DEACTIVATE_CLAIM", claim_id=self.claim_id)
+            finally:
+                await conn.close()
+        except (WireError, RemoteError) as exc:
+            self.log.info("(%s) cannot reach %s to kill the job: %s", self.job.id_text, self.slot_name, exc)
+
+
+def fits(job: Job, slot_ad: ClassAd) -> bool:
+    return symmetric_match(job.ad, slot_ad)
+
+
+

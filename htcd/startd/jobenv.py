@@ -1,0 +1,62 @@
+"""Turning a job ad's Arguments/Args and Environment/Env into argv and an environment.
+
+The new syntax (``Arguments``, ``Environment``) separates words by whitespace, groups with
+single quotes and writes a literal single quote as two; the old syntax (``Args``, ``Env``)
+splits on whitespace, and ``Env`` on semicolons.
+"""
+
+from __future__ import annotations
+
+
+def split_v2(text: str) -> list[str]:
+    words: list[str] = []
+    cur: list[str] = []
+    in_word = quoted = False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quoted:
+            if c == "'":
+                if text[i + 1:i + 2] == "'":
+                    cur.append("'")
+                    i += 1
+                else:
+                    quoted = False
+            else:
+                cur.append(c)
+        elif c == "'":
+            quoted = in_word = True
+        elif c.isspace():
+            if in_word:
+                words.append("".join(cur))
+                cur, in_word = [], False
+        else:
+            cur.append(c)
+            in_word = True
+        i += 1
+    if in_word:
+        words.append("".join(cur))
+    return words
+
+
+def arguments(ad_args_v2: str | None, ad_args_v1: str | None) -> list[str]:
+    if ad_args_v2:
+        return split_v2(ad_args_v2)
+    if ad_args_v1:
+        return ad_args_v1.split()
+    return []
+
+
+def environment(env_v2: str | None, env_v1: str | None) -> dict[str, str]:
+    env: dict[str, str] = {}
+    if env_v2:
+        items = split_v2(env_v2)
+    elif env_v1:
+        items = [e for e in env_v1.split(";") if e]
+    else:
+        items = []
+    for item in items:
+        k, sep, v = item.partition("=")
+        if sep and k:
+            env[k] = v
+    return env

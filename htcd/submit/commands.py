@@ -1,0 +1,474 @@
+"""Submit commands -> job ClassAd attributes (as expression text), following condor_submit."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import os
+import platform
+import re
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from htcd.submit.errors import SubmitError
+from htcd.submit.exprcheck import check_expr
+from htcd.submit.quoting import is_new_syntax, join_canonical, parse_environment, quote, split_new_syntax
+
+UNIVERSES: dict[str, int] = {
+    "vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11, "local": 12,
+    "vm": 13, "docker": 5, "container": 5,
+}
+
+NOTIFICATION = {"never": 0, "always": 1, "complete": 2, "error": 3}
+
+# Commands this module understands (lower case).  Anything else is a user variable.
+KNOWN_COMMANDS: frozenset[str] = frozenset({
+    "universe", "executable", "arguments", "args", "environment", "env", "input", "output", "error",
+    "log", "initialdir", "initial_dir", "iwd", "request_cpus", "request_memory", "request_disk",
+    "request_gpus", "transfer_input_files", "transfer_output_files", "should_transfer_files",
+    "when_to_transfer_output", "transfer_executable", "requirements", "rank", "priority",
+    "accounting_group", "accounting_group_user", "concurrency_limits", "getenv", "notification",
+    "notify_user", "batch_name", "periodic_hold", "periodic_release", "periodic_remove",
+    "on_exit_hold", "on_exit_remove", "max_retries", "max_idle", "max_materialize",
+    "docker_image", "container_image", "transfer_output_remaps", "stream_output", "stream_error",
+    "stream_input", "job_lease_duration", "hold", "leave_in_queue", "kill_sig", "description",
+})
+
+
+@dataclass
+class JobContext:
+    """Per-job inputs that do not come from the submit file."""
+
+    cluster_id: int
+    proc_id: int
+    submit_dir: str
+    owner: str
+    qdate: int
+    config_get: Callable[[str], str | None]
+    env: Mapping[str, str]
+
+
+Getter = Callable[[str], tuple[str, int] | None]
+
+_MEM_UNITS = {"": 1.0, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0 ** 2}
+_DISK_UNITS = {"": 1.0, "K": 1.0, "M": 1024.0, "G": 1024.0 ** 2, "T": 1024.0 ** 3}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*$")
+
+
+def convert_size(value: str, units: Mapping[str, float]) -> str | None:
+    """Number with optional K/M/G/T[B] suffix -> integer text in the command's base unit.
+
+    Returns None when ``value`` is not a number at all (it is then an expression);
+    raises ValueError for a number with an unknown unit.
+    """
+    m = _SIZE.match(value)
+    if not m:
+        if re.match(r"^\s*[\d.]", value):
+            raise ValueError(f"bad size {value.strip()!r}: expected a number with an optional K, M, G or T unit")
+        return None
+    unit = m.group(2).upper()
+    if unit.endswith("B") and len(unit) == 2:
+        unit = unit[0]
+    if unit not in units:
+        raise ValueError(f"bad unit {m.group(2)!r} in {value.strip()!r}: use K, M, G or T")
+    return str(math.ceil(float(m.group(1)) * units[unit]))
+
+
+def _bool(value: str) -> bool | None:
+    v = value.strip().lower()
+    if v in ("true", "yes", "t", "y", "1"):
+        return True
+    if v in ("false", "no", "f", "n", "0"):
+        return False
+    return None
+
+
+def _default_arch(config_get: Callable[[str], str | None]) -> str:
+    arch = config_get("ARCH")
+    if arch:
+        return arch
+    machine = platform.machine().lower()
+    return {"x86_64": "X86_64", "amd64": "X86_64", "i686": "INTEL", "i386": "INTEL",
+            "aarch64": "aarch64", "arm64": "aarch64", "ppc64le": "ppc64le"}.get(machine, machine.upper())
+
+
+def _default_opsys(config_get: Callable[[str], str | None]) -> str:
+    return config_get("OPSYS") or platform.system().upper()
+
+
+def _mentions(expr: str, attr: str) -> bool:
+    return re.search(rf"(?<![\w.])(?:TARGET\.)?{attr}\b", expr, re.IGNORECASE) is not None
+
+
+class Translator:
+    """Builds one job ad from expanded command values."""
+
+    def __init__(self, get: Getter, ctx: JobContext, source: str, custom: list[tuple[str, str, int]],
+                 request_extra: list[tuple[str, str, int]]) -> None:
+        self.get = get
+        self.ctx = ctx
+        self.source = source
+        self.custom = custom
+        self.request_extra = request_extra
+        self.ad: dict[str, str] = {}
+
+    def fail(self, message: str, line: int | None) -> SubmitError:
+        return SubmitError(message, source=self.source, line=line)
+
+    def expr(self, attr: str, value: str, line: int) -> str:
+        """Validate expression text for ``attr``; the one place expressions are checked."""
+        try:
+            check_expr(value)
+        except ValueError as err:
+            raise self.fail(f"{attr}: invalid ClassAd expression {value!r}: {err}", line) from err
+        return value.strip()
+
+    def first(self, *names: str) -> tuple[str, int] | None:
+        for name in names:
+            got = self.get(name)
+            if got is not None and got[0].strip() != "":
+                return got[0].strip(), got[1]
+        return None
+
+    def build(self) -> dict[str, str]:
+        ctx = self.ctx
+        ad = self.ad
+        ad.update({
+            "MyType": quote("Job"), "TargetType": quote("Machine"),
+            "ClusterId": str(ctx.cluster_id), "ProcId": str(ctx.proc_id),
+            "Owner": quote(ctx.owner),
+            "QDate": str(ctx.qdate), "EnteredCurrentStatus": str(ctx.qdate),
+            "JobStatus": "1", "JobPrio": "0", "JobNotification": "0", "JobSubmitMethod": "0",
+            "CompletionDate": "0", "NumJobStarts": "0", "NumJobCompletions": "0", "NumRestarts": "0",
+            "NumCkpts": "0", "NumSystemHolds": "0", "CurrentHosts": "0", "MaxHosts": "1", "MinHosts": "1",
+            "ExitBySignal": "false", "ExitStatus": "0", "LeaveJobInQueue": "false",
+            "JobLeaseDuration": "2400", "TransferInputSizeMB": "0", "Rank": "0.0",
+            "CommittedTime": "0", "CommittedSlotTime": "0", "CommittedSuspensionTime": "0",
+            "CumulativeSlotTime": "0", "CumulativeSuspensionTime": "0", "LastSuspensionTime": "0",
+            "TotalSuspensions": "0", "RemoteSysCpu": "0.0", "RemoteUserCpu": "0.0",
+            "CumulativeRemoteSysCpu": "0.0", "CumulativeRemoteUserCpu": "0.0",
+            "RemoteWallClockTime": "0.0",
+        })
+        universe = self._universe()
+        self._iwd()
+        self._executable(universe)
+        self._arguments()
+        self._environment()
+        self._files()
+        self._transfer(universe)
+        self._resources()
+        self._policy()
+        self._misc()
+        self._custom()
+        self._requirements(universe)
+        return ad
+
+    def _universe(self) -> str:
+        got = self.first("universe")
+        name = got[0].lower() if got else "vanilla"
+        if name not in UNIVERSES:
+            raise self.fail(f"unknown universe {name!r}; known: {', '.join(sorted(UNIVERSES))}",
+                            got[1] if got else None)
+        self.ad["JobUniverse"] = str(UNIVERSES[name])
+        if name in ("scheduler", "local"):
+            self.ad["KillSig"] = quote("SIGTERM")
+            del self.ad["JobLeaseDuration"]  # no remote starter to lease to
+        if name == "docker":
+            self.ad["WantDocker"] = "true"
+            img = self.first("docker_image")
+            if img is None:
+                raise self.fail("universe docker needs docker_image", got[1] if got else None)
+        if name == "container":
+            self.ad["WantContainer"] = "true"
+            img = self.first("container_image")
+            if img is None:
+                raise self.fail("universe container needs container_image", got[1] if got else None)
+            self.ad["ContainerImage"] = quote(img[0])
+        img = self.first("docker_image")
+        if img is not None:
+            self.ad["DockerImage"] = quote(img[0])
+        return name
+
+    def _iwd(self) -> None:
+        got = self.first("initialdir", "initial_dir", "iwd")
+        iwd = os.path.normpath(os.path.join(self.ctx.submit_dir, got[0])) if got else self.ctx.submit_dir
+        self.iwd = iwd
+        self.ad["Iwd"] = quote(iwd)
+
+    def _executable(self, universe: str) -> None:
+        got = self.first("executable")
+        if got is None:
+            raise self.fail("no executable given: add 'executable = /path/to/program'", None)
+        path, line = got
+        transfer = True
+        te = self.first("transfer_executable")
+        if te is not None:
+            b = _bool(te[0])
+            if b is None:
+                raise self.fail(f"transfer_executable must be true or false, not {te[0]!r}", te[1])
+            transfer = b
+            self.ad["TransferExecutable"] = "true" if b else "false"
+        if universe in ("docker", "container") and not os.path.isabs(path) and te is None:
+            full = path  # the image supplies it
+        else:
+            full = os.path.normpath(os.path.join(self.ctx.submit_dir, path))
+        self.ad["Cmd"] = quote(full)
+        size = 0
+        if universe in ("docker", "container"):
+            if os.path.isfile(full):
+                size = math.ceil(os.stat(full).st_size / 1024)
+        elif transfer:
+            try:
+                size = math.ceil(os.stat(full).st_size / 1024)
+            except OSError as err:
+                raise self.fail(f"executable {full!r} does not exist or cannot be read", line) from err
+        for attr in ("ExecutableSize", "ImageSize", "DiskUsage"):
+            self.ad[attr] = str(size)
+
+    def _arguments(self) -> None:
+        got = self.first("arguments", "args")
+        if got is None:
+            self.ad["Arguments"] = quote("")
+            return
+        value, line = got
+        if is_new_syntax(value):
+            try:
+                words = split_new_syntax(value[1:-1])
+            except ValueError as err:
+                raise self.fail(f"arguments: {err}", line) from err
+            self.ad["Arguments"] = quote(join_canonical(words))
+        else:
+            if '"' in value:
+                raise self.fail("arguments: a double quote in old-style arguments; wrap the whole "
+                                'value in double quotes to use the new syntax', line)
+            self.ad["Args"] = quote(" ".join(value.split()))
+
+    def _environment(self) -> None:
+        merged: dict[str, str] = {}
+        ge = self.first("getenv")
+        if ge is not None:
+            b = _bool(ge[0])
+            if b is True:
+                merged.update(self.ctx.env)
+            elif b is None:
+                pats = [p for p in re.split(r"[\s,]+", ge[0]) if p]
+                for k, v in self.ctx.env.items():
+                    if any(fnmatch.fnmatchcase(k, p) for p in pats):
+                        merged[k] = v
+        got = self.first("environment", "env")
+        if got is not None:
+            try:
+                merged.update(parse_environment(got[0]))
+            except ValueError as err:
+                raise self.fail(f"environment: {err}", got[1]) from err
+        text = join_canonical_env(merged)
+        self.ad["Environment"] = quote(text)
+
+    def _files(self) -> None:
+        for cmd, attr, stream in (("input", "In", "StreamIn"), ("output", "Out", "StreamOut"),
+                                  ("error", "Err", "StreamErr")):
+            got = self.first(cmd)
+            value = got[0] if got else "/dev/null"
+            self.ad[attr] = quote(value)
+            if value == "/dev/null":
+                self.ad["Transfer" + attr] = "false"
+            else:
+                self.ad[stream] = "false"
+            sg = self.first("stream_" + cmd)
+            if sg is not None and _bool(sg[0]) is not None:
+                self.ad[stream] = "true" if _bool(sg[0]) else "false"
+        log = self.first("log")
+        if log is not None:
+            self.ad["UserLog"] = quote(os.path.normpath(os.path.join(self.iwd, log[0])))
+
+    def _transfer(self, universe: str) -> None:
+        stf = self.first("should_transfer_files")
+        value = stf[0].upper() if stf else "IF_NEEDED"
+        if value in ("TRUE", "T"):
+            value = "YES"
+        if value in ("FALSE", "F"):
+            value = "NO"
+        if value not in ("YES", "NO", "IF_NEEDED"):
+            raise self.fail(f"should_transfer_files must be YES, NO or IF_NEEDED, not {stf[0]!r}",
+                            stf[1] if stf else None)
+        self.stf = value
+        self.ad["ShouldTransferFiles"] = quote(value)
+        wto = self.first("when_to_transfer_output")
+        wvalue = wto[0].upper() if wto else "ON_EXIT"
+        if wvalue not in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
+            raise self.fail("when_to_transfer_output must be ON_EXIT, ON_EXIT_OR_EVICT or ON_SUCCESS, "
+                            f"not {wto[0]!r}", wto[1] if wto else None)
+        if value == "NO" and wto is not None and wvalue != "ON_EXIT":
+            raise self.fail("when_to_transfer_output needs should_transfer_files = YES or IF_NEEDED",
+                            wto[1] if wto else None)
+        self.ad["WhenToTransferOutput"] = quote(wvalue)
+        if value != "YES":  # only needed when a shared filesystem may stand in for transfer
+            fsd = self.ctx.config_get("FILESYSTEM_DOMAIN") or socket.getfqdn()
+            self.ad["FileSystemDomain"] = quote(fsd)
+        for cmd, attr in (("transfer_input_files", "TransferInput"),
+                          ("transfer_output_files", "TransferOutput"),
+                          ("transfer_output_remaps", "TransferOutputRemaps")):
+            got = self.first(cmd)
+            if got is None:
+                continue
+            if cmd == "transfer_output_remaps":
+                self.ad[attr] = quote(got[0].strip('"'))
+                continue
+            files = [f.strip() for f in got[0].split(",") if f.strip()]
+            self.ad[attr] = quote(",".join(files))
+
+    def _resources(self) -> None:
+        cpus = self.first("request_cpus")
+        self.explicit_cpus = cpus is not None
+        self.ad["RequestCpus"] = self._number_or_expr("RequestCpus", cpus, "1")
+        mem = self.first("request_memory")
+        self.ad["RequestMemory"] = self._sized("RequestMemory", mem, _MEM_UNITS,
+                                               "ifthenelse(MemoryUsage isnt undefined,MemoryUsage,"
+                                               "(ImageSize + 1023) / 1024)")
+        disk = self.first("request_disk")
+        self.ad["RequestDisk"] = self._sized("RequestDisk", disk, _DISK_UNITS, "DiskUsage")
+        self.extra_requests: list[str] = []
+        gpus = self.first("request_gpus")
+        if gpus is not None:
+            self.ad["RequestGPUs"] = self._number_or_expr("RequestGPUs", gpus, "0")
+            self.extra_requests.append("GPUs")
+        for name, value, line in self.request_extra:
+            attr = "Request" + name[0].upper() + name[1:]
+            self.ad[attr] = self._number_or_expr(attr, (value, line), "0")
+            self.extra_requests.append(name[0].upper() + name[1:])
+
+    def _number_or_expr(self, attr: str, got: tuple[str, int] | None, default: str) -> str:
+        if got is None:
+            return default
+        value, line = got
+        if re.fullmatch(r"\d+", value):
+            return str(int(value))
+        return self.expr(attr, value, line)
+
+    def _sized(self, attr: str, got: tuple[str, int] | None, units: Mapping[str, float], default: str) -> str:
+        if got is None:
+            return default
+        value, line = got
+        try:
+            converted = convert_size(value, units)
+        except ValueError as err:
+            raise self.fail(f"{attr}: {err}", line) from err
+        return converted if converted is not None else self.expr(attr, value, line)
+
+    def _policy(self) -> None:
+        for cmd, attr in (("periodic_hold", "PeriodicHold"), ("periodic_release", "PeriodicRelease"),
+                          ("periodic_remove", "PeriodicRemove"), ("on_exit_hold", "OnExitHold")):
+            got = self.first(cmd)
+            if got is not None:
+                self.ad[attr] = self.expr(attr, got[0], got[1])
+        oer = self.first("on_exit_remove")
+        oer_text = self.expr("OnExitRemove", oer[0], oer[1]) if oer else None
+        retries = self.first("max_retries")
+        if retries is not None:
+            if not re.fullmatch(r"\d+", retries[0]):
+                raise self.fail(f"max_retries must be a whole number, not {retries[0]!r}", retries[1])
+            self.ad["JobMaxRetries"] = str(int(retries[0]))
+            self.ad.setdefault("OnExitHold", "false")
+            base = "NumJobCompletions > JobMaxRetries || ExitCode is 0"
+            oer_text = base + (f" || {oer_text}" if oer_text else "")
+        if oer_text is not None:
+            self.ad["OnExitRemove"] = oer_text
+
+    def _misc(self) -> None:
+        got = self.first("priority")
+        if got is not None:
+            if not re.fullmatch(r"[-+]?\d+", got[0]):
+                raise self.fail(f"priority must be a whole number, not {got[0]!r}", got[1])
+            self.ad["JobPrio"] = str(int(got[0]))
+        got = self.first("notification")
+        if got is not None:
+            if got[0].lower() not in NOTIFICATION:
+                raise self.fail(f"notification must be one of Never, Always, Complete, Error, not {got[0]!r}",
+                                got[1])
+            self.ad["JobNotification"] = str(NOTIFICATION[got[0].lower()])
+        got = self.first("notify_user")
+        if got is not None:
+            self.ad["NotifyUser"] = quote(got[0])
+        group = self.first("accounting_group")
+        if group is not None:
+            user = self.first("accounting_group_user")
+            uname = user[0] if user else self.ctx.owner
+            self.ad["AcctGroup"] = quote(group[0])
+            self.ad["AcctGroupUser"] = quote(uname)
+            self.ad["AccountingGroup"] = quote(f"{group[0]}.{uname}")
+        got = self.first("concurrency_limits")
+        if got is not None:
+            limits = sorted({x.strip().lower() for x in got[0].split(",") if x.strip()})
+            self.ad["ConcurrencyLimits"] = quote(",".join(limits))
+        got = self.first("batch_name")
+        if got is not None:
+            self.ad["JobBatchName"] = quote(got[0].strip('"'))
+        for cmd, attr in (("max_idle", "JobMaterializeMaxIdle"), ("max_materialize", "JobMaterializeLimit"),
+                          ("job_lease_duration", "JobLeaseDuration")):
+            got = self.first(cmd)
+            if got is not None:
+                if not re.fullmatch(r"\d+", got[0]):
+                    raise self.fail(f"{cmd} must be a whole number, not {got[0]!r}", got[1])
+                self.ad[attr] = str(int(got[0]))
+        got = self.first("hold")
+        if got is not None and _bool(got[0]):
+            self.ad["JobStatus"] = "5"
+            self.ad["HoldReason"] = quote("submitted on hold at user's request")
+            self.ad["HoldReasonCode"] = "15"
+        got = self.first("leave_in_queue")
+        if got is not None:
+            self.ad["LeaveJobInQueue"] = self.expr("LeaveJobInQueue", got[0], got[1])
+        got = self.first("kill_sig")
+        if got is not None:
+            self.ad["KillSig"] = quote(got[0])
+        got = self.first("description")
+        if got is not None:
+            self.ad["JobDescription"] = quote(got[0])
+        got = self.first("rank")
+        if got is not None:
+            self.ad["Rank"] = self.expr("Rank", got[0], got[1])
+
+    def _custom(self) -> None:
+        for attr, value, line in self.custom:
+            if not value.strip():
+                raise self.fail(f"+{attr} has no value", line)
+            self.ad[attr] = self.expr(attr, value, line)
+
+    def _requirements(self, universe: str) -> None:
+        got = self.first("requirements")
+        user = self.expr("Requirements", got[0], got[1]) if got else ""
+        clauses: list[str] = []
+        if user:
+            clauses.append(f"({user})")
+        if not _mentions(user, "Arch"):
+            clauses.append(f'(TARGET.Arch == "{_default_arch(self.ctx.config_get)}")')
+        if universe == "docker":
+            if not _mentions(user, "HasDocker"):
+                clauses.append("TARGET.HasDocker")
+        elif not _mentions(user, "OpSys"):
+            clauses.append(f'(TARGET.OpSys == "{_default_opsys(self.ctx.config_get)}")')
+        if not _mentions(user, "Disk"):
+            clauses.append("(TARGET.Disk >= RequestDisk)")
+        if not _mentions(user, "Memory"):
+            clauses.append("(TARGET.Memory >= RequestMemory)")
+        if self.explicit_cpus and not _mentions(user, "Cpus"):
+            clauses.append("(TARGET.Cpus >= RequestCpus)")
+        for res in self.extra_requests:
+            if not _mentions(user, res):
+                clauses.append(f"(TARGET.{res} >= Request{res})")
+        if universe not in ("scheduler", "local") and not _mentions(user, "HasFileTransfer"):
+            if self.stf == "YES":
+                clauses.append("(TARGET.HasFileTransfer)")
+            elif self.stf == "IF_NEEDED":
+                clauses.append("((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))")
+            else:
+                clauses.append("(TARGET.FileSystemDomain == MY.FileSystemDomain)")
+        self.ad["Requirements"] = " && ".join(clauses)
+
+
+def join_canonical_env(env: Mapping[str, str]) -> str:
+    """Environment attribute text: NAME=value entries sorted by name, new-syntax quoting."""
+    return " ".join(
+        f"{name}={join_canonical([value]) if value else ''}" for name, value in sorted(env.items())
+    )

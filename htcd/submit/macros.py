@@ -1,0 +1,184 @@
+"""Macro expansion for submit files: ``$(NAME)``, ``$(NAME:default)``, ``$ENV()``,
+``$INT()``, ``$REAL()``, ``$F<flags>()`` and ``$(DOLLAR)``.
+
+Undefined macros expand to the empty string, as condor_submit does.  ``$$(...)`` is a
+match-time reference and is left untouched for the negotiator.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import os
+import re
+from collections.abc import Callable, Mapping
+
+from htcd.submit.errors import SubmitError
+
+_DOLLAR_MARK = "\x00DOLLAR\x00"
+_MAX_DEPTH = 32
+_FUNC = re.compile(r"\$(ENV|INT|REAL|F[a-zA-Z]*|)\(", re.IGNORECASE)
+
+
+class MacroError(ValueError):
+    """Expansion failed; the caller attaches the submit line."""
+
+
+Lookup = Callable[[str], str | None]
+
+
+def _matching_paren(text: str, start: int) -> int:
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+_OPS: dict[type, Callable[..., object]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.Mod: operator.mod, ast.FloorDiv: operator.floordiv,
+    ast.USub: operator.neg, ast.UAdd: operator.pos,
+}
+
+
+def _arith(text: str) -> float | int:
+    """Evaluate simple arithmetic (numbers, + - * / %, parentheses) without eval()."""
+
+    def walk(node: ast.AST) -> float | int:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float) \
+                and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](walk(node.left), walk(node.right))  # type: ignore[return-value]
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](walk(node.operand))  # type: ignore[return-value]
+        raise MacroError(f"{text!r} is not a number")
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as err:
+        raise MacroError(f"{text!r} is not a number") from err
+    try:
+        return walk(tree)
+    except ZeroDivisionError as err:
+        raise MacroError(f"{text!r} divides by zero") from err
+
+
+def _printf(fmt: str, value: float | int) -> str:
+    try:
+        return fmt % value
+    except (TypeError, ValueError) as err:
+        raise MacroError(f"bad format {fmt!r}") from err
+
+
+def _file_parts(flags: str, path: str) -> str:
+    """``$Fpnx(name)``-style path pieces: p=directory, d=parent name, n=base name, x=extension, q=quote."""
+    flags = flags.lower()
+    dirname, base = os.path.split(path)
+    stem, ext = os.path.splitext(base)
+    out = ""
+    if "p" in flags:
+        out += dirname + ("/" if dirname else "")
+    elif "d" in flags:
+        parent = os.path.basename(dirname)
+        out += parent + ("/" if parent else "")
+    if "n" in flags:
+        out += stem
+    if "x" in flags:
+        out += ext
+    if not any(f in flags for f in "pdnx"):
+        out = path
+    if "q" in flags:
+        out = '"' + out + '"'
+    return out
+
+
+class Expander:
+    """Expands macro references against a lookup function and an environment."""
+
+    def __init__(self, lookup: Lookup, env: Mapping[str, str]) -> None:
+        self.lookup = lookup
+        self.env = env
+
+    def expand(self, text: str) -> str:
+        """Fully expand ``text``; ``$(DOLLAR)`` becomes a literal ``$`` only at the very end."""
+        return self._expand(text, 0).replace(_DOLLAR_MARK, "$")
+
+    def _expand(self, text: str, depth: int) -> str:
+        if depth > _MAX_DEPTH:
+            raise MacroError("macro expansion is too deeply nested (a macro refers to itself?)")
+        out: list[str] = []
+        i = 0
+        while True:
+            j = text.find("$", i)
+            if j < 0:
+                out.append(text[i:])
+                break
+            if text.startswith("$$", j):
+                # Match-time $$(...) stays verbatim.
+                end = _matching_paren(text, j + 2) if text.startswith("(", j + 2) else -1
+                stop = end + 1 if end >= 0 else j + 2
+                out.append(text[i:stop])
+                i = stop
+                continue
+            m = _FUNC.match(text, j)
+            if not m:
+                out.append(text[i:j + 1])
+                i = j + 1
+                continue
+            close = _matching_paren(text, m.end() - 1)
+            if close < 0:
+                raise MacroError(f"unclosed macro reference {text[j:]!r}")
+            out.append(text[i:j])
+            body = self._expand(text[m.end():close], depth + 1)
+            out.append(self._call(m.group(1), body, depth))
+            i = close + 1
+        return "".join(out)
+
+    def _call(self, func: str, body: str, depth: int) -> str:
+        kind = func.upper()
+        if kind == "":
+            name, sep, default = body.partition(":")
+            name = name.strip()
+            if name.upper() == "DOLLAR":
+                return _DOLLAR_MARK
+            value = self.lookup(name)
+            if value is None:
+                return default if sep else ""
+            return self._expand(value, depth + 1)
+        if kind == "ENV":
+            name, sep, default = body.partition(":")
+            value = self.env.get(name.strip())
+            return value if value is not None else (default if sep else "")
+        if kind in ("INT", "REAL"):
+            name, _, fmt = body.partition(",")
+            name = name.strip()
+            raw = self.lookup(name)
+            text = self._expand(raw, depth + 1) if raw is not None else name
+            num = _arith(text)
+            if kind == "INT":
+                if isinstance(num, float) and not num.is_integer():
+                    num = int(num)
+                return _printf(fmt.strip(), int(num)) if fmt.strip() else str(int(num))
+            if fmt.strip():
+                return _printf(fmt.strip(), float(num))
+            return f"{float(num):G}"
+        # $F<flags>(name)
+        raw = self.lookup(body.strip())
+        path = self._expand(raw, depth + 1) if raw is not None else body.strip()
+        return _file_parts(func[1:], path)
+
+
+def expand_or_raise(expander: Expander, text: str, *, source: str, line: int) -> str:
+    """Expand ``text``, turning a MacroError into a SubmitError on the given line."""
+    try:
+        return expander.expand(text)
+    except MacroError as err:
+        raise SubmitError(str(err), source=source, line=line) from err

@@ -1,0 +1,98 @@
+"""Public types of the universe interface (what ``htcd_register_universes`` plugins implement).
+
+The starter gives a universe a :class:`JobContext` (the sandbox is made and filled, stdin,
+stdout and stderr are paths inside it) and gets a :class:`RunningJob` back, which it monitors,
+signals and finally awaits for an :class:`ExitStatus`.  The starter, not the universe, removes
+the sandbox and reaps any process the job leaves behind.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from htcd.classad import ClassAd
+
+
+@dataclass
+class JobContext:
+    job_ad: ClassAd
+    sandbox: str
+    executable: str
+    arguments: list[str]
+    environment: dict[str, str]
+    stdin: str
+    stdout: str
+    stderr: str
+    uid: int | None = None
+    gid: int | None = None
+    request_cpus: int = 1
+    request_memory_mb: int = 0
+    slot_name: str = ""
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("htcd.starter"))
+
+
+@dataclass
+class ExitStatus:
+    exit_code: int | None = None  # set when the job exited by itself
+    signal: int | None = None  # set when a signal ended it
+    user_cpu: float = 0.0
+    sys_cpu: float = 0.0
+    max_rss_kb: int = 0
+    hold_reason: str | None = None  # the universe asks for the job to be held (e.g. OOM)
+
+    @property
+    def by_signal(self) -> bool:
+        return self.signal is not None
+
+
+class RunningJob(abc.ABC):
+    """A job a universe has started."""
+
+    pgid: int | None = None  # process group the starter reaps after exit, if any
+
+    @abc.abstractmethod
+    async def wait(self) -> ExitStatus:
+        """Wait until the job has ended."""
+
+    @abc.abstractmethod
+    def kill(self) -> None:
+        """Kill the job now (SIGKILL or the universe's equivalent)."""
+
+    @abc.abstractmethod
+    def signal(self, signum: int) -> None:
+        """Send a signal (vacate, suspend with SIGSTOP, continue with SIGCONT)."""
+
+
+class Universe(abc.ABC):
+    name: str = ""
+
+    def machine_attributes(self) -> dict[str, object]:
+        """Attributes this universe adds to slot ads (HasDocker, ...)."""
+        return {}
+
+    @abc.abstractmethod
+    async def start(self, ctx: JobContext) -> RunningJob:
+        """Start the job described by ``ctx``; raise UniverseError if it cannot start."""
+
+
+class UniverseError(Exception):
+    """The job could not be started; the message becomes the job's hold reason."""
+
+
+class UniverseRegistry:
+    """Where plugins register universes, by name (case-insensitive)."""
+
+    def __init__(self) -> None:
+        self.factories: dict[str, Callable[[], Universe]] = {}
+
+    def add(self, name: str, factory: Callable[[], Universe]) -> None:
+        key = name.lower()
+        if key in self.factories:
+            raise ValueError(f"universe {name!r} is registered twice")
+        self.factories[key] = factory
+
+    def names(self) -> list[str]:
+        return sorted(self.factories)

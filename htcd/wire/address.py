@@ -1,0 +1,66 @@
+"""Daemon addresses in HTCondor's "sinful string" form.
+
+``<127.0.0.1:9618?unix=/var/lib/htcd/run/schedd.sock>``: a TCP endpoint plus, for clients on
+the same host, the path of the daemon's Unix socket.  Local clients prefer the Unix socket,
+because it gives the daemon the caller's verified uid (FS authentication).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, quote, urlencode
+
+from htcd.wire.errors import WireError
+
+
+@dataclass(frozen=True)
+class Address:
+    host: str = ""
+    port: int = 0
+    unix: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Address:
+        """Parse ``<host:port?unix=path>``, ``host:port``, ``host`` or a bare socket path."""
+        s = text.strip()
+        if s.startswith("<") and s.endswith(">"):
+            s = s[1:-1]
+        if s.startswith("/"):
+            return cls(unix=s)
+        main, _, query = s.partition("?")
+        params = dict(parse_qsl(query)) if query else {}
+        host, port = main, 0
+        if main.startswith("["):  # [v6]:port
+            end = main.find("]")
+            host = main[1:end]
+            rest = main[end + 1:]
+            if rest.startswith(":"):
+                port = _port(rest[1:], text)
+        elif main.count(":") == 1:
+            host, p = main.split(":")
+            port = _port(p, text)
+        if not host and not params.get("unix"):
+            raise WireError(f"bad daemon address {text!r}")
+        return cls(host=host, port=port, unix=params.get("unix"))
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        q = "?" + urlencode({"unix": self.unix}, quote_via=quote, safe="/") if self.unix else ""
+        return f"<{host}:{self.port}{q}>"
+
+    def local_socket(self) -> str | None:
+        """The Unix socket path if it exists on this host."""
+        if self.unix and os.path.exists(self.unix):
+            return self.unix
+        return None
+
+
+def _port(text: str, whole: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise WireError(f"bad port in daemon address {whole!r}") from None
+    if not 0 <= port <= 65535:
+        raise WireError(f"port out of range in daemon address {whole!r}")
+    return port

@@ -1,0 +1,49 @@
+"""The command table: every command a daemon accepts, with its authorization level.
+
+docs/protocol.md lists the same table; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from htcd.wire import auth
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    level: str
+    daemons: tuple[str, ...]
+    summary: str
+
+
+_TABLE = [
+    # every daemon
+    Command("PING", auth.READ, ("*",), "Check that the daemon answers; returns the caller's identity."),
+    Command("DC_OFF_GRACEFUL", auth.ADMINISTRATOR, ("*",), "Shut the daemon down gracefully."),
+    Command("DC_RECONFIG", auth.ADMINISTRATOR, ("*",), "Re-read the configuration."),
+    # collector
+    Command("UPDATE_AD", auth.DAEMON, ("COLLECTOR",), "Store or replace an ad (with an optional private ad)."),
+    Command("INVALIDATE_AD", auth.DAEMON, ("COLLECTOR",), "Remove an ad at once (daemon shutdown)."),
+    Command("QUERY_ADS", auth.READ, ("COLLECTOR",), "Ads of one type matching a constraint, projected."),
+    Command("QUERY_PRIVATE_ADS", auth.NEGOTIATOR, ("COLLECTOR",), "Private slot ads (claim ids)."),
+    # negotiator
+    Command("RESCHEDULE", auth.WRITE, ("NEGOTIATOR",), "Start a negotiation cycle soon."),
+    # schedd
+    Command("RESERVE_CLUSTER", auth.WRITE, ("SCHEDD",), "Reserve the next cluster id for a submit."),
+    Command("SUBMIT", auth.WRITE, ("SCHEDD",), "Commit a cluster and its procs in one transaction."),
+    Command("QUERY_JOBS", auth.READ, ("SCHEDD",), "Job ads matching a constraint, projected."),
+    Command("ACT_ON_JOBS", auth.WRITE, ("SCHEDD",), "Remove, hold or release jobs (owner-checked)."),
+    Command("NEGOTIATE", auth.NEGOTIATOR, ("SCHEDD",), "Resource requests of one submitter."),
+    Command("MATCHES", auth.NEGOTIATOR, ("SCHEDD",), "Matches made for a submitter's requests."),
+    # startd
+    Command("REQUEST_CLAIM", auth.DAEMON, ("STARTD",), "Claim a slot with the claim id from a match."),
+    Command("ACTIVATE_CLAIM", auth.DAEMON, ("STARTD",), "Run a job on a claimed slot; replies when it ends."),
+    Command("DEACTIVATE_CLAIM", auth.DAEMON, ("STARTD",), "Kill the job running on a claim."),
+    Command("RELEASE_CLAIM", auth.DAEMON, ("STARTD",), "Give a claimed slot back."),
+    # master
+    Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon and the master."),
+]
+
+COMMANDS: dict[str, Command] = {c.name: c for c in _TABLE}

@@ -1,0 +1,219 @@
+"""The asyncio protocol server every daemon runs.
+
+One connection: handshake (protocol version, authentication), then any number of requests,
+each answered in order.  A handler that streams sends partial replies before its final one.
+Every failure of one connection (garbage, a slow client, a handler bug) ends that connection
+only; the daemon keeps serving the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from htcd.wire import auth
+from htcd.wire.address import Address
+from htcd.wire.commands import COMMANDS
+from htcd.wire.errors import CommandError, ProtocolError
+from htcd.wire.framing import encode, read_frame
+
+PROTOCOL_VERSIONS = (1,)
+HANDSHAKE_TIMEOUT = 20.0
+IDLE_TIMEOUT = 3600.0
+
+Handler = Callable[["Request"], Awaitable[Any]]
+
+
+@dataclass
+class Connection:
+    """Per-connection state a handler may use: callbacks run when the connection ends."""
+
+    reader: asyncio.StreamReader = field(repr=False)
+    on_close: list[Callable[[], None]] = field(default_factory=list)
+
+    async def closed_by_peer(self) -> None:
+        """Return when the client closes (for a handler that waits long and expects no input)."""
+        while await self.reader.read(4096):
+            pass
+
+
+@dataclass
+class Request:
+    command: str
+    args: dict[str, Any]
+    identity: auth.Identity
+    writer: asyncio.StreamWriter = field(repr=False)
+    conn: Connection = field(repr=False, default=None)  # type: ignore[assignment]
+
+    async def send_partial(self, result: Any) -> None:
+        """Stream part of a reply; the final part is the handler's return value."""
+        self.writer.write(encode({"ok": True, "more": True, "result": result}))
+        await self.writer.drain()
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        return self.args.get(name, default)
+
+    def require(self, name: str) -> Any:
+        if name not in self.args:
+            raise CommandError(f"{self.command}: missing argument {name!r}", "BAD_REQUEST")
+        return self.args[name]
+
+
+class Server:
+    def __init__(self, name: str, uid_domain: str, handlers: dict[str, Handler],
+                 log: logging.Logger) -> None:
+        self.name = name
+        self.uid_domain = uid_domain
+        self.handlers = handlers
+        self.log = log
+        self._servers: list[asyncio.AbstractServer] = []
+        self._conns: set[asyncio.Task[None]] = set()
+        self.address = Address()
+
+    async def start(self, unix_path: str | None, tcp_host: str | None, tcp_port: int = 0) -> Address:
+        port = 0
+        if unix_path:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(unix_path)
+            srv = await asyncio.start_unix_server(self._on_unix, path=unix_path, limit=1 << 20)
+            os.chmod(unix_path, 0o777)  # anyone may connect; FS says who they are
+            self._servers.append(srv)
+        if tcp_host is not None:
+            srv = await asyncio.start_server(self._on_tcp, host=tcp_host, port=tcp_port,
+                                             reuse_address=True, limit=1 << 20)
+            port = srv.sockets[0].getsockname()[1]
+            self._servers.append(srv)
+        self.address = Address(host=tcp_host or "", port=port, unix=unix_path)
+        return self.address
+
+    async def close(self) -> None:
+        for srv in self._servers:
+            srv.close()
+        for task in list(self._conns):
+            task.cancel()
+        for srv in self._servers:
+            with contextlib.suppress(Exception):
+                await srv.wait_closed()
+        if self._conns:
+            await asyncio.gather(*self._conns, return_exceptions=True)
+        if self.address.unix:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.address.unix)
+
+    async def _on_unix(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock: socket.socket = writer.get_extra_info("socket")
+        try:
+            identity = auth.fs_identity(sock, self.uid_domain)
+        except OSError as exc:
+            identity = None
+            self.log.warning("cannot read peer credentials: %s", exc)
+        await self._serve(reader, writer, identity, "unix")
+
+    async def _on_tcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        await self._serve(reader, writer, None, f"tcp {peer[0]}:{peer[1]}" if peer else "tcp")
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                     fs_identity: auth.Identity | None, via: str) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._conns.add(task)
+        conn = Connection(reader)
+        try:
+            identity = await self._handshake(reader, writer, fs_identity, via)
+            if identity is not None:
+                await self._requests(conn, writer, identity)
+        except (ProtocolError, asyncio.TimeoutError) as exc:
+            self.log.info("dropped connection (%s): %s", via, exc or "timed out")
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._conns.discard(task)
+            for callback in conn.on_close:
+                try:
+                    callback()
+                except Exception:
+                    self.log.exception("connection close callback failed")
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _handshake(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                         fs_identity: auth.Identity | None, via: str) -> auth.Identity | None:
+        hello = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT)
+        if hello is None:
+            return None
+        if hello.get("hello") != "htcd":
+            raise ProtocolError("not an htcd handshake")
+        version = hello.get("version")
+        if version not in PROTOCOL_VERSIONS:
+            await self._refuse(writer, "VERSION",
+                               f"protocol version {version!r} is not supported by this {self.name} "
+                               f"(it speaks {', '.join(map(str, PROTOCOL_VERSIONS))})")
+            return None
+        offered = [str(m).upper() for m in hello.get("methods") or []]
+        tried = []
+        if "FS" in offered:
+            if fs_identity is not None:
+                writer.write(encode({"ok": True, "version": version, "method": "FS",
+                                     "identity": str(fs_identity), "daemon": self.name}))
+                await writer.drain()
+                return fs_identity
+            tried.append("FS: only on the daemon's Unix socket (this is a " + via.split()[0] + " connection)")
+        for m in offered:
+            if m != "FS":
+                tried.append(f"{m}: not offered by this daemon")
+        reason = "; ".join(tried) or "the client offered no method"
+        self.log.warning("authentication failed (%s): %s", via, reason)
+        await self._refuse(writer, "AUTHENTICATION",
+                           f"authentication with {self.name} failed: {reason}")
+        return None
+
+    async def _refuse(self, writer: asyncio.StreamWriter, code: str, message: str) -> None:
+        writer.write(encode({"ok": False, "code": code, "error": message}))
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+
+    async def _requests(self, conn: Connection, writer: asyncio.StreamWriter,
+                        identity: auth.Identity) -> None:
+        while True:
+            msg = await asyncio.wait_for(read_frame(conn.reader), IDLE_TIMEOUT)
+            if msg is None:
+                return
+            name = msg.get("cmd")
+            args = msg.get("args") or {}
+            if not isinstance(name, str) or not isinstance(args, dict):
+                raise ProtocolError("request without a command name or with bad arguments")
+            reply = await self._dispatch(name, args, identity, writer, conn)
+            writer.write(encode(reply))
+            await writer.drain()
+
+    async def _dispatch(self, name: str, args: dict[str, Any], identity: auth.Identity,
+                        writer: asyncio.StreamWriter, conn: Connection) -> dict[str, Any]:
+        handler = self.handlers.get(name)
+        command = COMMANDS.get(name)
+        if handler is None or command is None:
+            return {"ok": False, "code": "UNKNOWN_COMMAND",
+                    "error": f"{self.name} does not know the command {name!r}"}
+        denied = auth.authorize(identity, command.level)
+        if denied:
+            self.log.warning("denied %s to %s: %s", name, identity, denied)
+            return {"ok": False, "code": "DENIED", "error": f"{name} refused: {denied}"}
+        try:
+            result = await handler(Request(name, args, identity, writer, conn))
+        except CommandError as exc:
+            return {"ok": False, "code": exc.code, "error": str(exc)}
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            self.log.exception("command %s from %s failed", name, identity)
+            return {"ok": False, "code": "INTERNAL", "error": f"{self.name} failed on {name}: {exc!r}"}
+        return {"ok": True, "result": result}

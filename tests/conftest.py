@@ -1,0 +1,83 @@
+"""Session-wide guarantees: every test's pool lives under one temp root, and the run fails if
+any process, listening port or file is left behind."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from pooltools import Pool
+
+
+def _listening() -> set[tuple[str, int]]:
+    return {(c.laddr.ip, c.laddr.port) for c in psutil.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN}
+
+
+def _ours(root: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline", "cwd"]):
+        try:
+            if proc.pid == os.getpid():
+                continue
+            cwd = proc.info.get("cwd") or ""
+            env_config = proc.environ().get("HTCD_CONFIG", "")
+            if cwd.startswith(root) or env_config.startswith(root):
+                found.append(proc)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def leak_check() -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="htcd-tests-", dir="/tmp"))
+    ports_before = _listening()
+    yield root
+    leaked = _ours(str(root))
+    for p in leaked:
+        p.kill()
+    ports_after = _listening() - ports_before
+    leftovers = list(root.iterdir())
+    shutil.rmtree(root, ignore_errors=True)
+    problems = []
+    if leaked:
+        problems.append(f"processes left running: {[(p.pid, p.info.get('cmdline')) for p in leaked]}")
+    if ports_after:
+        problems.append(f"ports left listening: {sorted(ports_after)}")
+    if leftovers:
+        problems.append(f"files left in the test root: {[str(x) for x in leftovers]}")
+    assert not problems, "; ".join(problems)
+
+
+@pytest.fixture
+def pool_dir(leak_check: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A fresh directory under the session root, removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix=request.node.name[:20] + "-", dir=leak_check))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def make_pool(pool_dir: Path) -> Iterator:
+    pools: list[Pool] = []
+
+    def factory(knobs: dict[str, str] | None = None, config_text: str = "", start: bool = True,
+                slots: int | None = None) -> Pool:
+        pool = Pool(pool_dir / f"pool{len(pools)}", knobs, config_text)
+        pools.append(pool)
+        return pool.start(slots) if start else pool
+
+    yield factory
+    for pool in pools:
+        pool.stop()
+
+
+@pytest.fixture
+def pool(make_pool) -> Pool:  # noqa: ANN001
+    return make_pool()

@@ -1,0 +1,134 @@
+"""Real personal pools in temp dirs for tests: start, drive with the real CLI, stop by PID."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+DEFAULT_KNOBS = {
+    "NUM_CPUS": "2",
+    "UPDATE_INTERVAL": "5",
+    "NEGOTIATOR_INTERVAL": "5",
+    "NEGOTIATOR_CYCLE_DELAY": "0",
+    "MASTER_BACKOFF_CONSTANT": "0.2",
+}
+
+
+def wait_for(cond: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
+    """Poll ``cond`` until it returns something truthy; fail with ``what`` at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("_CONDOR_", "_HTCD_")) and k not in ("HTCD_CONFIG", "CONDOR_CONFIG")}
+    env.update(extra or {})
+    return env
+
+
+class Pool:
+    def __init__(self, root: Path, knobs: dict[str, str] | None = None, config_text: str = "") -> None:
+        self.dir = root
+        self.dir.mkdir(parents=True, exist_ok=True)
+        knobs = {**DEFAULT_KNOBS, **(knobs or {})}
+        self.config_file = self.dir / "htcd_config"
+        lines = ["use ROLE : Personal", "CONDOR_HOST = 127.0.0.1", "COLLECTOR_HOST = $(CONDOR_HOST):0",
+                 f"LOCAL_DIR = {self.dir / 'local'}", *(f"{k} = {v}" for k, v in knobs.items()), config_text]
+        self.config_file.write_text("\n".join(lines) + "\n")
+        self.env = clean_env({"HTCD_CONFIG": str(self.config_file)})
+        self.master: subprocess.Popen[bytes] | None = None
+        self.jobs_dir = self.dir / "jobs"
+        self.jobs_dir.mkdir(exist_ok=True)
+
+    @property
+    def local(self) -> Path:
+        return self.dir / "local"
+
+    def log(self, name: str) -> str:
+        path = self.local / "log" / name
+        return path.read_text() if path.exists() else ""
+
+    def htcd(self, *args: str, check: bool = True, cwd: Path | None = None,
+             input: str | None = None) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([sys.executable, "-m", "htcd", *args], env=self.env, cwd=cwd or self.jobs_dir,
+                              capture_output=True, text=True, timeout=120, input=input)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"htcd {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def start(self, slots: int | None = None) -> Pool:
+        self.master = subprocess.Popen([sys.executable, "-m", "htcd", "master", "-f"], env=self.env,
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE)
+        want = slots if slots is not None else int(DEFAULT_KNOBS["NUM_CPUS"])
+        if want:
+            wait_for(lambda: len(self.slot_names()) >= want, 60, f"{want} slots in the collector\n"
+                     f"{self.log('MasterLog')}")
+        wait_for(lambda: (self.local / "spool" / ".schedd_address").exists()
+                 or self.htcd("q", check=False).returncode == 0, 60, "the schedd")
+        return self
+
+    def slot_names(self) -> list[str]:
+        proc = self.htcd("status", "-af", "Name", check=False)
+        return proc.stdout.split() if proc.returncode == 0 else []
+
+    def daemon_pids(self) -> dict[str, int]:
+        """Children of the master, by daemon name."""
+        import psutil
+
+        assert self.master is not None
+        out = {}
+        for child in psutil.Process(self.master.pid).children():
+            cmd = child.cmdline()
+            if len(cmd) >= 4 and cmd[1:3] == ["-m", "htcd"]:
+                out[cmd[3].upper()] = child.pid
+        return out
+
+    def stop(self, timeout: float = 60) -> int:
+        """SIGTERM the master and wait for it; kill (by PID) anything it left and fail then."""
+        if self.master is None:
+            return 0
+        import psutil
+
+        try:
+            family = [psutil.Process(self.master.pid), *psutil.Process(self.master.pid).children(recursive=True)]
+        except psutil.NoSuchProcess:
+            family = []
+        self.master.send_signal(signal.SIGTERM)
+        try:
+            code = self.master.wait(timeout)
+        finally:
+            if self.master.stderr:
+                self.master.stderr.close()
+        left = [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        for p in left:
+            p.kill()
+        self.master = None
+        assert not left, f"the master left processes behind: {[p.pid for p in left]}"
+        return code
+
+    def submit(self, text: str, name: str = "job.sub") -> int:
+        sub = self.jobs_dir / name
+        sub.write_text(text)
+        out = self.htcd("submit", "-terse", name).stdout.strip()
+        return int(out.split(".")[0])
+
+    def job_ids(self) -> list[str]:
+        out = self.htcd("q", "-af", "ClusterId", "ProcId").stdout
+        return [".".join(line.split()) for line in out.splitlines() if line.strip()]
+
+    def job_attr(self, job: str, attr: str) -> str:
+        return self.htcd("q", job, "-af", attr).stdout.strip()
