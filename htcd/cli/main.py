@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "off": ("control", "shut down the daemons of this host"),
     "ping": ("control", "check that a daemon answers and show who it thinks you are"),
     "version": ("control", "print the version"),
+    "classad_eval": ("classad_eval", "evaluate ClassAd expressions (or a JSON-lines stream of them)"),
 }
 
 
@@ -49,7 +50,7 @@ def build_parser() -> tuple[Parser, dict[str, Callable[..., int]]]:
     wanted = _wanted(sys.argv[1:])
     for name, (module, help_text) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        if wanted is None or wanted == name:
+        if wanted == name:
             mod = importlib.import_module(f"htcd.cli.{module}")
             runners[name] = mod.configure(name, p)
     return parser, runners

@@ -6,8 +6,7 @@ from typing import Any
 
 from htcd.classad import ClassAd, parse_expr
 from htcd.collector.store import AdStore, project
-from htcd.daemon import Daemon
-from htcd.daemon import locate
+from htcd.daemon import Daemon, locate
 from htcd.errors import UserError
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request

@@ -22,7 +22,7 @@ from htcd.classad import ClassAd
 from htcd.config import Config
 from htcd.config import load as load_config
 from htcd.daemon import locate
-from htcd.daemon.log import LOG_NAMES, open_log
+from htcd.daemon.log import LOG_NAMES, open_log, parse_size
 from htcd.errors import UserError
 from htcd.wire.client import acall
 from htcd.wire.errors import WireError
@@ -78,7 +78,7 @@ class Daemon:
         if existing.handlers and subsys != self.subsystem:
             return existing
         debug = "D_FULLDEBUG" in (self.config.get(f"{subsys}_DEBUG") or "").upper()
-        max_bytes = self.config.get_int(f"MAX_{subsys}_LOG", 10 * 1024 * 1024)
+        max_bytes = parse_size(self.config.get(f"MAX_{subsys}_LOG"), 10 * 1024 * 1024)
         return open_log(name, path + suffix, max_bytes, debug, self.terminal and subsys == self.subsystem)
 
     # -- hooks for subclasses --------------------------------------------------------------
@@ -207,9 +207,16 @@ class Daemon:
 
     # -- the server loop -------------------------------------------------------------------
     def socket_path(self) -> str:
-        sock_dir = self.config.get("DAEMON_SOCKET_DIR") or os.path.join(self.config.get("LOCK") or ".", "sock")
-        os.makedirs(sock_dir, exist_ok=True)
-        return os.path.join(sock_dir, f"{self.subsystem.lower()}.sock")
+        """``DAEMON_SOCKET_DIR``; ``auto`` (HTCondor's default) means ``$(LOCK)/sock``."""
+        sock_dir = self.config.get("DAEMON_SOCKET_DIR") or "auto"
+        if sock_dir.lower() == "auto":
+            sock_dir = os.path.join(self.config.get("LOCK") or self.config.get("LOG") or ".", "sock")
+        os.makedirs(sock_dir, mode=0o755, exist_ok=True)
+        path = os.path.join(sock_dir, f"{self.subsystem.lower()}.sock")
+        if len(path.encode()) > 107:
+            raise UserError(f"the socket path {path} is longer than the 107 bytes Unix sockets allow; "
+                            "set DAEMON_SOCKET_DIR to a shorter directory")
+        return path
 
     def tcp_bind(self) -> tuple[str, int]:
         return locate.bind_host(self.config), 0

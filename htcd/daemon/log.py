@@ -25,6 +25,23 @@ class _Formatter(logging.Formatter):
         return super().formatMessage(record)
 
 
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
+
+
+def parse_size(text: str | None, default: int) -> int:
+    """``10 Mb``, ``500000``, ``2G`` -> bytes (HTCondor's MAX_<SUBSYS>_LOG accepts units)."""
+    if not text:
+        return default
+    t = text.strip().lower().replace(" ", "")
+    num = t.rstrip("bkmg")
+    unit = t[len(num):]
+    try:
+        return int(float(num) * _UNITS[unit])
+    except (ValueError, KeyError):
+        from htcd.errors import UserError
+        raise UserError(f"{text!r} is not a size (a number with an optional K, M or G)") from None
+
+
 def open_log(name: str, path: str, max_bytes: int, debug: bool, terminal: bool) -> logging.Logger:
     """A logger writing to ``path`` (rotated at ``max_bytes`` to ``path.old``)."""
     logger = logging.getLogger(f"htcd.{name}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from htcd.classad import ClassAd
-from htcd.daemon import Daemon, locate
+from htcd.daemon import Daemon
 from htcd.wire.server import Handler, Request
 
 KNOWN = ("COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD")
@@ -133,6 +133,3 @@ class Master(Daemon):
             ad[f"{c.name.title()}Pid"] = c.proc.pid if c.proc else 0
         return ad
 
-
-def collector_ready(config: Any) -> bool:
-    return locate.read_address_file(config.get("COLLECTOR_ADDRESS_FILE")) is not None

@@ -50,7 +50,7 @@ class Negotiator(Daemon):
             if wait > 0:
                 try:
                     await asyncio.wait_for(self.wake.wait(), wait)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
             if self.stopping.is_set():
                 return

@@ -133,12 +133,12 @@ class Schedd(Daemon):
                            "JobStatus": str(IDLE)})
         for i, p in enumerate(proc_ads):
             p["ProcId"] = str(i)
-        try:
-            for ad in (cluster_ad, *proc_ads):
-                for k, v in ad.items():
+        for ad in (cluster_ad, *proc_ads):
+            for k, v in ad.items():
+                try:
                     parse_expr(v)
-        except ClassAdSyntaxError as exc:
-            raise CommandError(f"attribute {k} = {v}: {exc}", "BAD_AD") from None
+                except ClassAdSyntaxError as exc:
+                    raise CommandError(f"attribute {k} = {v}: {exc}", "BAD_AD") from None
         self.queue.submit(cid, cluster_ad, proc_ads)  # durable before we answer
         del self.reserved[cid]
         self.clusters[cid] = cluster_ad

@@ -118,7 +118,7 @@ class AsyncConnection:
             writer.write(encode(HELLO))
             await writer.drain()
             hello = _check_hello(await asyncio.wait_for(read_frame(reader), timeout), addr)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             raise WireError(f"cannot connect to {addr}: {exc or 'timed out'}") from None
         return cls(addr, reader, writer, hello)
 
@@ -145,7 +145,7 @@ class AsyncConnection:
                         return
             except (OSError, asyncio.IncompleteReadError) as exc:
                 raise WireError(f"connection to {self.address} failed during {command}: {exc}") from None
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise WireError(f"{self.address} did not answer {command} in time") from None
 
     async def close(self) -> None:

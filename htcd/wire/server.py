@@ -129,7 +129,7 @@ class Server:
             identity = await self._handshake(reader, writer, fs_identity, via)
             if identity is not None:
                 await self._requests(conn, writer, identity)
-        except (ProtocolError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, ProtocolError) as exc:
             self.log.info("dropped connection (%s): %s", via, exc or "timed out")
         except (ConnectionError, asyncio.IncompleteReadError):
             pass

@@ -154,7 +154,7 @@ def test_master_restarts_a_crashed_daemon_and_stops_cleanly(pool) -> None:
 
 def test_submit_error_names_the_line_and_queues_nothing(make_pool) -> None:
     pool = make_pool(knobs={"START": "FALSE"})
-    (pool.jobs_dir / "bad.sub").write_text("executable = /bin/true\nrequest_memory = lots\nqueue\n")
+    (pool.jobs_dir / "bad.sub").write_text("executable = /bin/true\nrequirements = Memory >\nqueue\n")
     proc = pool.htcd("submit", "bad.sub", check=False)
     assert proc.returncode != 0
     assert "bad.sub" in proc.stderr and ":2" in proc.stderr and "Traceback" not in proc.stderr
