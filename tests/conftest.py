@@ -26,8 +26,8 @@ def _ours(root: str) -> list[psutil.Process]:
             if proc.pid == os.getpid():
                 continue
             cwd = proc.info.get("cwd") or ""
-            env_config = proc.environ().get("HTCD_CONFIG", "")
-            if cwd.startswith(root) or env_config.startswith(root):
+            env = proc.environ()
+            if cwd.startswith(root) or any(env.get(k, "").startswith(root) for k in ("HTCD_CONFIG", "HOME")):
                 found.append(proc)
         except (psutil.Error, OSError):
             continue

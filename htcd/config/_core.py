@@ -1,0 +1,682 @@
+"""Reading HTCondor-style configuration: sources, the line parser, lazy lookups.
+
+Definitions are stored unexpanded and expanded on lookup, as HTCondor does, so a later
+``A = 2`` changes every knob that says ``$(A)``.  A knob that refers to itself is the
+exception: ``A = $(A) more`` takes the previous definition at once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from htcd.config._expand import Arith, ConfigError, expand, find_close, split_top
+from htcd.config._table import COMPUTED, table
+
+#: The HTCondor release whose config language this follows; ``if version`` compares with it.
+COMPAT_VERSION = (25, 14, 1)
+MAX_INCLUDE_DEPTH = 20
+EMBEDDED = "<embedded default>"
+PARAM_TABLE = "<param table>"
+ENVIRONMENT = "<environment>"
+_TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
+
+#: Used when no top config file exists: a personal pool on this machine, state per user.
+EMBEDDED_DEFAULT = """\
+# A personal pool on this machine: every daemon, the collector on an ephemeral port of
+# loopback (daemons find it through COLLECTOR_ADDRESS_FILE), state kept per user.
+use ROLE : Personal
+CONDOR_HOST = 127.0.0.1
+COLLECTOR_HOST = $(CONDOR_HOST):0
+LOCAL_DIR = $ENV(XDG_STATE_HOME:$ENV(HOME)/.local/state)/htcd
+"""
+
+_TRUE = {"true", "yes", "t", "y", "1", "on"}
+_FALSE = {"false", "no", "f", "n", "0", "off"}
+
+
+class Entry:
+    """One definition: its spelling, raw text and where it came from."""
+
+    __slots__ = ("name", "raw", "source", "line")
+
+    def __init__(self, name: str, raw: str, source: str, line: int) -> None:
+        self.name = name
+        self.raw = raw
+        self.source = source
+        self.line = line
+
+    def __repr__(self) -> str:
+        return f"Entry({self.name!r}, {self.raw!r}, {self.source!r}, {self.line})"
+
+
+class Config:
+    """A loaded configuration as one daemon (``subsystem`` / ``local_name``) sees it."""
+
+    def __init__(self, subsystem: str = "TOOL", local_name: str | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.subsystem = subsystem.upper()
+        self.local_name = local_name
+        self.files: list[str] = []
+        self._env: Mapping[str, str] = os.environ if env is None else env
+        self._defs: dict[str, Entry] = {}
+        self._cache: dict[str, str | None] | None = None
+        self._prefixes = [p.lower() + "." for p in (local_name, self.subsystem) if p]
+
+    # ----- lookups ---------------------------------------------------------------------------
+
+    def _entry(self, name: str) -> Entry | None:
+        """The winning definition of ``name``: local-name prefix, subsystem prefix, plain, default."""
+        key = name.lower()
+        defs = self._defs
+        if "." not in key:
+            for p in self._prefixes:
+                e = defs.get(p + key)
+                if e is not None:
+                    return e
+        e = defs.get(key)
+        if e is not None:
+            return e
+        return _default_entry(key, self.subsystem)
+
+    def _value(self, name: str, stack: list[str]) -> str | None:
+        key = name.lower()
+        cache = self._cache
+        if cache is not None and key in cache:
+            return cache[key]
+        e = self._entry(key)
+        if e is None:
+            value = None
+        else:
+            if key in stack:
+                chain = " -> ".join([*stack[stack.index(key):], key]).upper()
+                first = self._entry(stack[stack.index(key)])
+                raise ConfigError(f"macro recursion: {chain}",
+                                  source=first.source if first else None, line=first.line if first else None)
+            stack.append(key)
+            try:
+                value = expand(e.raw, self._value, self._env, stack)
+            finally:
+                stack.pop()
+        if cache is not None:
+            cache[key] = value
+        return value
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """The fully expanded value; an empty value counts as undefined, as in HTCondor."""
+        value = self._value(name, [])
+        return value if value else default
+
+    def raw(self, name: str) -> str | None:
+        """The winning definition as written, before expansion."""
+        e = self._entry(name)
+        return None if e is None else e.raw
+
+    def where(self, name: str) -> tuple[str, int] | None:
+        """(file, line) of the winning definition, or a ``<...>`` pseudo-source."""
+        e = self._entry(name)
+        return None if e is None else (e.source, e.line)
+
+    def expand(self, text: str) -> str:
+        """Expand ``$(...)`` in any text against this config (e.g. ``$(LOG)/SchedLog``)."""
+        return expand(text, self._value, self._env, [])
+
+    def _fail(self, name: str, value: str, what: str) -> ConfigError:
+        e = self._entry(name)
+        return ConfigError(f"{name.upper()} = {value}: not {what}",
+                           source=e.source if e else None, line=e.line if e else None)
+
+    def get_bool(self, name: str, default: bool = False) -> bool:
+        """true/yes/t/1/on or false/no/f/0/off, any case; anything else is an error."""
+        value = self.get(name)
+        if value is None:
+            return default
+        v = value.strip().lower()
+        if v in _TRUE:
+            return True
+        if v in _FALSE:
+            return False
+        raise self._fail(name, value, "a boolean")
+
+    def get_int(self, name: str, default: int = 0) -> int:
+        """An integer, or simple arithmetic (``2*1024``, ``MIN({a, b})``) that yields one."""
+        value = self.get(name)
+        if value is None:
+            return default
+        try:
+            return int(value.strip(), 10)
+        except ValueError:
+            pass
+        try:
+            result = Arith(value).parse()
+        except ValueError:
+            raise self._fail(name, value, "an integer") from None
+        if isinstance(result, float):
+            if not result.is_integer():
+                raise self._fail(name, value, "an integer")
+            result = int(result)
+        return result
+
+    def get_float(self, name: str, default: float = 0.0) -> float:
+        """A real number, or simple arithmetic that yields one."""
+        value = self.get(name)
+        if value is None:
+            return default
+        try:
+            return float(value.strip())
+        except ValueError:
+            pass
+        try:
+            return float(Arith(value).parse())
+        except ValueError:
+            raise self._fail(name, value, "a number") from None
+
+    def get_list(self, name: str, default: tuple[str, ...] | list[str] = ()) -> list[str]:
+        """Items split on commas and whitespace, empty ones dropped."""
+        value = self.get(name)
+        if value is None:
+            return list(default)
+        return value.replace(",", " ").split()
+
+    def names(self) -> list[str]:
+        """Every knob with a value from a file, the environment, the param table or the machine."""
+        seen = {k: e.name for k, e in self._defs.items()}
+        for k, p in table().items():
+            if p.default:
+                seen.setdefault(k, p.name)
+        for k, (n, _) in COMPUTED.items():
+            seen.setdefault(k, n)
+        seen.setdefault("subsystem", "SUBSYSTEM")
+        return sorted(seen.values(), key=str.lower)
+
+    def is_defined(self, name: str) -> bool:
+        """Whether ``name`` has a non-empty definition (the test of ``if defined``)."""
+        e = self._entry(name)
+        return e is not None and bool(e.raw)
+
+    # ----- definitions -----------------------------------------------------------------------
+
+    def define(self, name: str, raw: str, source: str, line: int) -> None:
+        """Add one definition; a reference to the knob itself takes its previous value now."""
+        key = name.lower()
+        if "$" in raw:
+            raw = _rewrite_self(raw, key, self._previous(key))
+        self._defs.pop(key, None)
+        self._defs[key] = Entry(name, raw, source, line)
+
+    def _previous(self, key: str) -> str | None:
+        e = self._defs.get(key)
+        if e is None and "." in key:
+            e = self._defs.get(key.split(".", 1)[1])
+            if e is None:
+                e = _default_entry(key.split(".", 1)[1], self.subsystem)
+        if e is None:
+            e = _default_entry(key, self.subsystem)
+        return None if e is None else e.raw
+
+
+def _default_entry(key: str, subsystem: str) -> Entry | None:
+    p = table().get(key)
+    if p is not None:
+        return None if p.default is None else Entry(p.name, p.default, PARAM_TABLE, 0)
+    c = COMPUTED.get(key)
+    if c is not None:
+        return Entry(c[0], c[1](), PARAM_TABLE, 0)
+    if key == "subsystem":
+        return Entry("SUBSYSTEM", subsystem, PARAM_TABLE, 0)
+    return None
+
+
+def _rewrite_self(raw: str, key: str, previous: str | None) -> str:
+    """Replace ``$(KEY)`` / ``$(KEY:default)`` (and the unprefixed form) by the previous value."""
+    short = key.split(".", 1)[1] if "." in key else None
+    out: list[str] = []
+    i = 0
+    while True:
+        j = raw.find("$(", i)
+        if j < 0:
+            out.append(raw[i:])
+            break
+        close = find_close(raw, j + 2)
+        if close < 0:
+            out.append(raw[i:])
+            break
+        if j > 0 and raw[j - 1] == "$":
+            out.append(raw[i:close + 1])
+            i = close + 1
+            continue
+        body = raw[j + 2:close]
+        parts = split_top(body, ":", 1)
+        name = parts[0].strip().lower()
+        out.append(raw[i:j])
+        if name == key or (short is not None and name == short):
+            if previous:
+                out.append(previous)
+            elif len(parts) > 1:
+                out.append(parts[1])
+        else:
+            out.append(raw[j:close + 1])
+        i = close + 1
+    return "".join(out)
+
+
+# ----- the line parser -----------------------------------------------------------------------
+
+
+class _Parser:
+    """Feeds the lines of one source into a Config, handling if/include/use."""
+
+    def __init__(self, cfg: Config, depth: int = 0) -> None:
+        self.cfg = cfg
+        self.depth = depth
+
+    def parse_file(self, path: str, *, required: bool = True) -> None:
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                text = f.read()
+        except FileNotFoundError:
+            if required:
+                raise ConfigError(f"config file {path} not found") from None
+            return
+        except OSError as err:
+            raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
+        self.cfg.files.append(path)
+        self.parse_text(text, path)
+
+    def parse_text(self, text: str, source: str, fixed_line: int | None = None) -> None:
+        """Parse ``text``; ``fixed_line`` attributes every definition to one line (templates)."""
+        cfg = self.cfg
+        lines = text.split("\n")
+        n = len(lines)
+        i = 0
+        # Each frame: [parent_active, this_branch_active, some_branch_taken, seen_else, line]
+        stack: list[list] = []
+        active = True
+
+        def where(ln: int) -> int:
+            return fixed_line if fixed_line is not None else ln
+
+        while i < n:
+            lineno = i + 1
+            line = lines[i].strip()
+            i += 1
+            # backslash continuation; comment lines inside a continued value are skipped
+            while line.endswith("\\") and i < n:
+                nxt = lines[i].strip()
+                i += 1
+                if nxt.startswith("#"):
+                    continue
+                line = line[:-1] + nxt
+            if line.endswith("\\"):
+                line = line[:-1]
+            if not line or line.startswith("#") or line.startswith("["):
+                continue
+            word, rest = _first_word(line)
+            lw = word.lower()
+            is_kw = not rest.lstrip().startswith(("=", "@="))
+            if is_kw and lw in ("if", "elif", "else", "endif"):
+                active = self._conditional(lw, rest, stack, active, source, where(lineno))
+                continue
+            name, op, value = _assignment(line)
+            if op == "@=":
+                tag = value.strip()
+                body: list[str] = []
+                while True:
+                    if i >= n:
+                        raise ConfigError(f"multi-line value of {name} has no closing @{tag}",
+                                          source=source, line=where(lineno))
+                    t = lines[i].strip()
+                    i += 1
+                    if t == "@" + tag:
+                        break
+                    body.append(t)
+                if active:
+                    cfg.define(name, "\n".join(body), source, where(lineno))
+                continue
+            if not active:
+                continue
+            if is_kw and lw == "include" and (rest[:1].isspace() or rest.lstrip().startswith(":")):
+                self._include(rest, source, where(lineno))
+                continue
+            if is_kw and lw == "use" and rest[:1].isspace():
+                self._use(rest, source, where(lineno))
+                continue
+            if name is None:
+                raise ConfigError(f"not a valid config line: {line!r} (expected NAME = value)",
+                                  source=source, line=where(lineno))
+            cfg.define(name, value.strip(), source, where(lineno))
+        if stack:
+            raise ConfigError(f"if on line {stack[-1][4]} has no endif before end of file",
+                              source=source, line=stack[-1][4])
+
+    def _conditional(self, kw: str, rest: str, stack: list[list], active: bool, source: str,
+                     line: int) -> bool:
+        if kw == "if":
+            cond = self._condition(rest, source, line) if active else False
+            stack.append([active, cond, cond, False, line])
+            return active and cond
+        if not stack:
+            raise ConfigError(f"{kw} without matching if", source=source, line=line)
+        frame = stack[-1]
+        parent = frame[0]
+        if kw == "endif":
+            stack.pop()
+            return parent
+        if frame[3]:
+            raise ConfigError(f"{kw} after else", source=source, line=line)
+        if kw == "else":
+            frame[3] = True
+            frame[1] = not frame[2]
+        else:  # elif
+            cond = (not frame[2]) and parent and self._condition(rest, source, line)
+            frame[1] = cond
+            frame[2] = frame[2] or cond
+        return parent and frame[1]
+
+    def _condition(self, text: str, source: str, line: int) -> bool:
+        """``[!] defined NAME``, ``[!] version OP x.y.z``, or one boolean/number."""
+        try:
+            t = self.cfg.expand(text).strip()
+        except ConfigError as err:
+            raise ConfigError(err.message, source=source, line=line) from None
+        negate = False
+        while t.startswith("!"):
+            negate = not negate
+            t = t[1:].strip()
+        words = t.split()
+        if not words:
+            raise ConfigError("if without a condition", source=source, line=line)
+        head = words[0].lower()
+        if head == "defined" and len(words) == 2:
+            result = self.cfg.is_defined(words[1])
+        elif head == "version":
+            result = _version_test(t[len("version"):], source, line)
+        elif len(words) == 1:
+            w = head
+            if w in ("true", "yes"):
+                result = True
+            elif w in ("false", "no"):
+                result = False
+            else:
+                try:
+                    result = float(w) != 0
+                except ValueError:
+                    raise ConfigError(f"{text.strip()} is not a valid if condition: not a boolean, "
+                                      "number, 'defined NAME' or 'version OP x.y'",
+                                      source=source, line=line) from None
+        else:
+            raise ConfigError(f"{text.strip()} is not a valid if condition: complex conditionals "
+                              "are not supported", source=source, line=line)
+        return result != negate
+
+    def _include(self, rest: str, source: str, line: int) -> None:
+        head, sep, target = rest.partition(":")
+        if not sep:
+            raise ConfigError("include needs ':' before the file name", source=source, line=line)
+        opts = head.lower().split()
+        bad = [o for o in opts if o not in ("ifexist", "command")]
+        if bad:
+            raise ConfigError(f"unknown include option {bad[0]!r} (known: ifexist, command)",
+                              source=source, line=line)
+        try:
+            target = self.cfg.expand(target).strip()
+        except ConfigError as err:
+            raise ConfigError(err.message, source=source, line=line) from None
+        if not target:
+            raise ConfigError("include without a file name", source=source, line=line)
+        if self.depth >= MAX_INCLUDE_DEPTH:
+            raise ConfigError(f"includes nested deeper than {MAX_INCLUDE_DEPTH}", source=source, line=line)
+        sub = _Parser(self.cfg, self.depth + 1)
+        try:
+            if "command" in opts:
+                sub.parse_text(_run_command(target), f"<command: {target}>")
+            elif "ifexist" in opts and not os.path.exists(target):
+                return
+            else:
+                sub.parse_file(target)
+        except ConfigError as err:
+            if err.source is None:
+                raise ConfigError(err.message, source=source, line=line) from None
+            raise
+
+    def _use(self, rest: str, source: str, line: int) -> None:
+        cat, sep, items = rest.partition(":")
+        cat = cat.strip()
+        if not sep or not cat:
+            raise ConfigError("use needs 'CATEGORY : template'", source=source, line=line)
+        for item in split_top(items, ","):
+            item = item.strip()
+            if not item:
+                continue
+            args = ""
+            if "(" in item:
+                tname, _, args = item.partition("(")
+                args = args.rstrip()
+                if not args.endswith(")"):
+                    raise ConfigError(f"use {cat}:{item}: missing ')'", source=source, line=line)
+                args = args[:-1]
+            else:
+                tname = item
+            tname = tname.strip()
+            text = _template(cat, tname, source, line)
+            self.parse_text(_apply_args(text, args), source, fixed_line=line)
+
+
+def _first_word(line: str) -> tuple[str, str]:
+    k = 0
+    while k < len(line) and (line[k].isalnum() or line[k] in "_."):
+        k += 1
+    return line[:k], line[k:]
+
+
+def _assignment(line: str) -> tuple[str | None, str | None, str]:
+    name, rest = _first_word(line)
+    if not name:
+        return None, None, ""
+    rest = rest.lstrip()
+    if rest.startswith("@="):
+        return name, "@=", rest[2:]
+    if rest.startswith("=") or rest.startswith(":"):
+        return name, rest[0], rest[1:]
+    return None, None, ""
+
+
+def _version_test(text: str, source: str, line: int) -> bool:
+    t = text.strip()
+    for op in (">=", "<=", "==", "!=", ">", "<"):
+        if t.startswith(op):
+            ver = t[len(op):].strip()
+            break
+    else:
+        raise ConfigError(f"version test needs an operator (>=, <=, ==, !=, >, <): version {t}",
+                          source=source, line=line)
+    try:
+        parts = tuple(int(x) for x in ver.split("."))
+    except ValueError:
+        raise ConfigError(f"bad version {ver!r}: expected x.y or x.y.z", source=source, line=line) from None
+    want = (parts + (0, 0, 0))[:3]
+    have = COMPAT_VERSION
+    return {">=": have >= want, "<=": have <= want, "==": have == want, "!=": have != want,
+            ">": have > want, "<": have < want}[op]
+
+
+def _run_command(cmd: str) -> str:
+    import subprocess
+
+    try:
+        proc = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise ConfigError(f"command {cmd!r} did not finish within 60 s") from None
+    if proc.returncode != 0:
+        raise ConfigError(f"command {cmd!r} exited with status {proc.returncode}: "
+                          f"{proc.stderr.strip()[:200]}")
+    return proc.stdout
+
+
+def known_templates() -> dict[str, list[str]]:
+    """Category -> template names (their documented spelling), from the templates folder."""
+    out: dict[str, list[str]] = {}
+    for cat in sorted(os.listdir(_TEMPLATES)):
+        d = os.path.join(_TEMPLATES, cat)
+        if not os.path.isdir(d):
+            continue
+        names = []
+        for fn in sorted(os.listdir(d)):
+            if fn.endswith(".conf"):
+                with open(os.path.join(d, fn), encoding="utf-8") as f:
+                    first = f.readline()
+                # first line reads "# CATEGORY : Name ..." and gives the documented spelling
+                spelled = first.lstrip("# ").split(":", 1)[-1].split()[0] if ":" in first else fn[:-5]
+                names.append(spelled.split("(")[0])
+        out[cat.upper()] = names
+    return out
+
+
+def _template(cat: str, name: str, source: str, line: int) -> str:
+    path = os.path.join(_TEMPLATES, cat.lower(), name.lower() + ".conf")
+    if "/" not in cat + name and os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    known = known_templates()
+    if cat.upper() not in known:
+        raise ConfigError(f"use {cat}:{name}: unknown category {cat}; known categories: "
+                          + ", ".join(known), source=source, line=line)
+    raise ConfigError(f"use {cat}:{name}: unknown {cat.upper()} template {name}; known: "
+                      + ", ".join(known[cat.upper()]), source=source, line=line)
+
+
+def _apply_args(text: str, args: str) -> str:
+    """Fill template arguments: ``$(0)`` all, ``$(N)``, ``$(N:def)``, ``$(N?)``, ``$(N+)``, ``$(0#)``."""
+    values = [a.strip() for a in split_top(args, ",")] if args.strip() else []
+    out: list[str] = []
+    i = 0
+    while True:
+        j = text.find("$(", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        close = find_close(text, j + 2)
+        body = text[j + 2:close] if close > 0 else ""
+        parts = split_top(body, ":", 1)
+        head = parts[0].strip()
+        digits = head.rstrip("?+#")
+        if close < 0 or not digits.isdigit():
+            out.append(text[i:j + 2])
+            i = j + 2
+            continue
+        out.append(text[i:j])
+        k = int(digits)
+        suffix = head[len(digits):]
+        if suffix == "#":
+            rep = str(len(values))
+        elif suffix == "?":
+            rep = "1" if (args.strip() if k == 0 else k <= len(values) and values[k - 1]) else "0"
+        elif suffix == "+":
+            rep = ",".join(values[max(k - 1, 0):])
+        elif k == 0:
+            rep = args.strip()
+        else:
+            rep = values[k - 1] if k <= len(values) else ""
+        if not rep and len(parts) > 1:
+            rep = parts[1]
+        out.append(rep)
+        i = close + 1
+    return "".join(out)
+
+
+# ----- sources -------------------------------------------------------------------------------
+
+
+def _top_file(env: Mapping[str, str]) -> str | None:
+    """The top config file path, ``""`` for ONLY_ENV, or None when only the embedded default applies."""
+    for var in ("HTCD_CONFIG", "CONDOR_CONFIG"):
+        value = env.get(var)
+        if value:
+            if value.strip().upper() == "ONLY_ENV":
+                return ""
+            if not os.path.exists(value):
+                raise ConfigError(f"config file {value} named by {var} does not exist")
+            return value
+    home = env.get("HOME") or os.path.expanduser("~")
+    for path in ("/etc/htcd/htcd_config", os.path.join(home, ".config", "htcd", "htcd_config")):
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def load(subsystem: str = "TOOL", local_name: str | None = None,
+         env: Mapping[str, str] | None = None) -> Config:
+    """Read every config source in HTCondor's order and return the view of one daemon."""
+    cfg = Config(subsystem, local_name, env)
+    env = cfg._env
+    top = _top_file(env)
+    parser = _Parser(cfg)
+    if top is None:
+        parser.parse_text(EMBEDDED_DEFAULT, EMBEDDED)
+    elif top:
+        parser.parse_file(top)
+    if top != "":
+        _locals(cfg, parser)
+    _env_overrides(cfg, env)
+    cfg._cache = {}
+    return cfg
+
+
+def _locals(cfg: Config, parser: _Parser) -> None:
+    """LOCAL_CONFIG_DIR (lexical order, excluded names skipped), then LOCAL_CONFIG_FILE."""
+    dirs = cfg.get_list("LOCAL_CONFIG_DIR")
+    if dirs:
+        import re
+
+        pattern = cfg.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
+        try:
+            exclude = re.compile(pattern) if pattern else None
+        except re.error as err:
+            where = cfg.where("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
+            raise ConfigError(f"LOCAL_CONFIG_DIR_EXCLUDE_REGEXP is not a valid regular expression: {err}",
+                              source=where[0] if where else None, line=where[1] if where else None) from None
+        for d in dirs:
+            try:
+                names = sorted(os.listdir(d))
+            except OSError:
+                continue
+            for fn in names:
+                path = os.path.join(d, fn)
+                if exclude is not None and exclude.search(fn):
+                    continue
+                if os.path.isfile(path):
+                    parser.parse_file(path)
+    whole = (cfg.get("LOCAL_CONFIG_FILE") or "").strip()
+    if whole.endswith("|"):  # one command whose output is config text
+        cmd = whole[:-1].strip()
+        parser.parse_text(_run_command(cmd), f"<command: {cmd}>")
+        return
+    files = cfg.get_list("LOCAL_CONFIG_FILE")
+    if not files:
+        return
+    required = cfg.get_bool("REQUIRE_LOCAL_CONFIG_FILE", True)
+    for path in files:
+        if not os.path.exists(path):
+            if required:
+                where = cfg.where("LOCAL_CONFIG_FILE")
+                raise ConfigError(f"local config file {path} not found (set REQUIRE_LOCAL_CONFIG_FILE = "
+                                  "false to allow this)", source=where[0] if where else None,
+                                  line=where[1] if where else None)
+            continue
+        parser.parse_file(path)
+
+
+def _env_overrides(cfg: Config, env: Mapping[str, str]) -> None:
+    """``_CONDOR_KNOB`` then ``_HTCD_KNOB`` environment variables, which beat every file."""
+    condor: list[tuple[str, str]] = []
+    htcd: list[tuple[str, str]] = []
+    for key, value in env.items():
+        if key[:1] != "_":
+            continue
+        up = key.upper()
+        if up.startswith("_CONDOR_") and len(key) > 8:
+            condor.append((key[8:], value))
+        elif up.startswith("_HTCD_") and len(key) > 6:
+            htcd.append((key[6:], value))
+    for name, value in condor + htcd:
+        cfg.define(name, value, ENVIRONMENT, 0)

@@ -1,0 +1,101 @@
+"""The param table (defaults of known knobs) and the knobs computed from the machine.
+
+Both are the lowest layer of a config: anything a file or the environment says wins.
+The computed ones are filled in lazily because some (the IP address) cost a system call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import NamedTuple
+
+_HERE = os.path.dirname(__file__)
+
+
+class Param(NamedTuple):
+    """One row of param_table.tsv; ``default`` None means no default (the knob is undefined)."""
+
+    name: str
+    type: str
+    default: str | None
+    reconfig: bool
+    description: str
+
+
+_TABLE: dict[str, Param] | None = None
+
+
+def table() -> dict[str, Param]:
+    """The param table keyed by lower-case name, read once per process."""
+    global _TABLE
+    if _TABLE is None:
+        rows: dict[str, Param] = {}
+        with open(os.path.join(_HERE, "param_table.tsv"), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                name, typ, default, when, desc = line.rstrip("\n").split("\t")
+                rows[name.lower()] = Param(name, typ, None if default == "-" else default,
+                                           when == "reconfig", desc)
+        _TABLE = rows
+    return _TABLE
+
+
+def _hostname() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _ip_address() -> str:
+    """The address of the interface holding the default route (no packet is sent)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))
+            return s.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+
+
+def _cpus() -> str:
+    try:
+        return str(len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return str(os.cpu_count() or 1)
+
+
+def _memory() -> str:
+    try:
+        return str(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024))
+    except (ValueError, OSError, AttributeError):
+        return "0"
+
+
+def _username() -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError):
+        return os.environ.get("USER", "")
+
+
+def _arch() -> str:
+    arch = os.uname().machine.upper()
+    return {"AMD64": "X86_64", "AARCH64": "AARCH64", "ARM64": "AARCH64"}.get(arch, arch)
+
+
+COMPUTED: dict[str, tuple[str, Callable[[], str]]] = {
+    "full_hostname": ("FULL_HOSTNAME", _hostname),
+    "hostname": ("HOSTNAME", lambda: _hostname().split(".", 1)[0]),
+    "ip_address": ("IP_ADDRESS", _ip_address),
+    "detected_cpus": ("DETECTED_CPUS", _cpus),
+    "detected_cores": ("DETECTED_CORES", _cpus),
+    "detected_memory": ("DETECTED_MEMORY", _memory),
+    "opsys": ("OPSYS", lambda: os.uname().sysname.upper()),
+    "arch": ("ARCH", _arch),
+    "username": ("USERNAME", _username),
+}
