@@ -45,6 +45,9 @@ class Collector(Daemon):
         ad = self.make_ad()
         self.store.update(self.ad_type, ad.to_wire(), None)
 
+    async def invalidate(self) -> None:
+        """Nothing to tell: the collector's own ads go with it."""
+
     def make_ad(self) -> ClassAd:
         ad = self.base_ad("Collector")
         ad["CollectorIpAddr"] = str(self.server.address)

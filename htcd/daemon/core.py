@@ -53,6 +53,7 @@ class Daemon:
         self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log)
         self._timers: list[asyncio.Task[None]] = []
         self._sequence = 0
+        self._publishing: asyncio.Task[Any] | None = None
 
     # -- identity and configuration -------------------------------------------------------
     @property
@@ -164,6 +165,14 @@ class Daemon:
             await self.send_to_collector("UPDATE_AD", ad_type=self.ad_type, ad=ad.to_wire())
         except (WireError, UserError) as exc:
             self.log.info("cannot update the collector: %s", exc)
+
+    def publish_soon(self) -> None:
+        """Publish shortly, coalescing a burst of state changes into one round of updates."""
+        if self._publishing is None or self._publishing.done():
+            async def later() -> None:
+                await asyncio.sleep(0.05)
+                await self.publish()
+            self._publishing = self.spawn(later(), "publish")
 
     async def invalidate(self) -> None:
         try:

@@ -42,7 +42,6 @@ class Schedd(Daemon):
         self.shadows: dict[JobId, Shadow] = {}
         self.shadow_tasks: set[asyncio.Task[Any]] = set()
         self._reschedule: asyncio.Task[None] | None = None
-        self._publishing: asyncio.Task[None] | None = None
         self._owners_seen: set[str] = set()
         self._load()
 
@@ -410,13 +409,6 @@ class Schedd(Daemon):
             except (WireError, UserError) as exc:
                 self.log.info("cannot update the collector: %s", exc)
                 return
-
-    def publish_soon(self) -> None:
-        if self._publishing is None or self._publishing.done():
-            async def later() -> None:
-                await asyncio.sleep(0.05)
-                await self.publish()
-            self._publishing = self.spawn(later(), "publish")
 
     async def startup(self) -> None:
         if any(j.status == IDLE for j in self.jobs.values()):

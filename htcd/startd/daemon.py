@@ -54,7 +54,6 @@ class Startd(Daemon):
         self.machine: dict[str, object] = {}
         self.slots: list[Slot] = []
         self._claim_seq = 0
-        self._publish_soon: asyncio.Task[None] | None = None
 
     def command_handlers(self) -> dict[str, Handler]:
         return {"REQUEST_CLAIM": self.cmd_request_claim, "ACTIVATE_CLAIM": self.cmd_activate_claim,
@@ -133,14 +132,6 @@ class Startd(Daemon):
             except (WireError, UserError) as exc:
                 self.log.info("cannot update the collector: %s", exc)
                 return
-
-    def publish_soon(self) -> None:
-        """Coalesce the updates of a burst of state changes into one round of ads."""
-        if self._publish_soon is None or self._publish_soon.done():
-            async def later() -> None:
-                await asyncio.sleep(0.05)
-                await self.publish()
-            self._publish_soon = self.spawn(later(), "publish slots")
 
     async def invalidate(self) -> None:
         for slot in self.slots:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 
 def split_v2(text: str) -> list[str]:
+    """Words of a job ad's canonical new-syntax value.  Unlike the submit file's syntax
+    (htcd.submit.quoting), a job ad has no ``""`` escape: ClassAd string quoting already
+    carried any double quote."""
     words: list[str] = []
     cur: list[str] = []
     in_word = quoted = False

@@ -23,6 +23,16 @@ def _check_hello(reply: dict[str, Any] | None, address: Address) -> dict[str, An
     return reply
 
 
+def _merge(parts: list[Any]) -> Any:
+    """A streamed reply's parts (lists) as one list; a one-part reply as itself."""
+    if len(parts) == 1:
+        return parts[0]
+    merged: list[Any] = []
+    for p in parts:
+        merged.extend(p or [])
+    return merged
+
+
 def _result(reply: dict[str, Any]) -> Any:
     if not reply.get("ok"):
         raise RemoteError(str(reply.get("error", "command failed")), str(reply.get("code", "FAILED")))
@@ -62,13 +72,7 @@ class Connection:
 
     def call(self, command: str, **args: Any) -> Any:
         """Send one command and return its result (partial replies are concatenated lists)."""
-        parts = list(self.stream(command, **args))
-        if len(parts) == 1:
-            return parts[0]
-        merged: list[Any] = []
-        for p in parts:
-            merged.extend(p or [])
-        return merged
+        return _merge(list(self.stream(command, **args)))
 
     def stream(self, command: str, **args: Any) -> Iterator[Any]:
         try:
@@ -123,13 +127,7 @@ class AsyncConnection:
         return cls(addr, reader, writer, hello)
 
     async def call(self, command: str, timeout: float | None = 60.0, **args: Any) -> Any:
-        parts = [p async for p in self.stream(command, timeout=timeout, **args)]
-        if len(parts) == 1:
-            return parts[0]
-        merged: list[Any] = []
-        for p in parts:
-            merged.extend(p or [])
-        return merged
+        return _merge([p async for p in self.stream(command, timeout=timeout, **args)])
 
     async def stream(self, command: str, timeout: float | None = 60.0, **args: Any) -> AsyncIterator[Any]:
         async with self._lock:
