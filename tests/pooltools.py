@@ -92,7 +92,10 @@ class Pool:
         assert self.master is not None
         out = {}
         for child in psutil.Process(self.master.pid).children():
-            cmd = child.cmdline()
+            try:
+                cmd = child.cmdline()
+            except psutil.Error:  # a daemon just killed and not yet reaped by the master
+                continue
             if len(cmd) >= 4 and cmd[1:3] == ["-m", "htcd"]:
                 out[cmd[3].upper()] = child.pid
         return out

@@ -144,9 +144,15 @@ def test_rm_idle_job_and_unknown_job(make_pool) -> None:
 def test_master_restarts_a_crashed_daemon_and_stops_cleanly(pool) -> None:
     pids = pool.daemon_pids()
     assert set(pids) == {"COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD"}
-    os.kill(pids["NEGOTIATOR"], signal.SIGKILL)
-    wait_for(lambda: pool.daemon_pids().get("NEGOTIATOR") not in (None, pids["NEGOTIATOR"]), 30,
-             "the negotiator to be restarted")
+    old = pids["NEGOTIATOR"]
+    for attempt in (1, 2):
+        os.kill(old, signal.SIGKILL)
+        old = wait_for(lambda: pool.daemon_pids().get("NEGOTIATOR") not in (None, old)
+                       and pool.daemon_pids()["NEGOTIATOR"], 30, f"negotiator restart {attempt}")
+    log = pool.log("MasterLog")
+    # MASTER_BACKOFF_CONSTANT = 0.2, factor 2: the second restart waits twice as long
+    assert "restarting NEGOTIATOR in 0.2 seconds (restart 1)" in log
+    assert "restarting NEGOTIATOR in 0.4 seconds (restart 2)" in log
     everyone = [pool.master.pid, *pool.daemon_pids().values()]
     assert pool.stop() == 0
     assert not [p for p in everyone if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
