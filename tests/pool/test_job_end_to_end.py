@@ -181,3 +181,23 @@ def test_python_m_htcd_runs_the_cli() -> None:
 
     out = subprocess.run([sys.executable, "-m", "htcd", "version"], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("$CondorVersion: ")
+
+
+def test_hold_and_release_an_idle_job(make_pool) -> None:
+    pool = make_pool(knobs={"START": "FALSE"})
+    cluster = pool.submit("executable = /bin/true\nlog = h.log\nqueue\n")
+    out = pool.htcd("hold", f"{cluster}.0", "-reason", "checking inputs").stdout
+    assert f"Job {cluster}.0 held" in out
+    assert pool.job_attr(f"{cluster}.0", "JobStatus") == "5"
+    assert pool.job_attr(f"{cluster}.0", "HoldReason") == "checking inputs"
+    again = pool.htcd("hold", f"{cluster}.0", check=False)
+    assert again.returncode == 1 and "not held" in again.stdout
+    assert f"Job {cluster}.0 released" in pool.htcd("release", f"{cluster}.0").stdout
+    assert pool.job_attr(f"{cluster}.0", "JobStatus") == "1"
+    assert events((pool.jobs_dir / "h.log").read_text()) == ["000", "012", "013"]
+
+
+def test_ping_shows_the_authenticated_identity(pool) -> None:
+    for daemon in ("MASTER", "SCHEDD", "COLLECTOR"):
+        out = pool.htcd("ping", daemon).stdout
+        assert f"authenticated as {getpass.getuser()}@" in out and "by FS" in out
