@@ -147,7 +147,7 @@ def test_master_restarts_a_crashed_daemon_and_stops_cleanly(pool) -> None:
     old = pids["NEGOTIATOR"]
     for attempt in (1, 2):
         os.kill(old, signal.SIGKILL)
-        old = wait_for(lambda: pool.daemon_pids().get("NEGOTIATOR") not in (None, old)
+        old = wait_for(lambda gone=old: pool.daemon_pids().get("NEGOTIATOR") not in (None, gone)
                        and pool.daemon_pids()["NEGOTIATOR"], 30, f"negotiator restart {attempt}")
     log = pool.log("MasterLog")
     # MASTER_BACKOFF_CONSTANT = 0.2, factor 2: the second restart waits twice as long
