@@ -14,9 +14,10 @@ import pytest
 from pooltools import Pool
 
 
-def _listening() -> set[tuple[str, int]]:
+def _listening(pids: set[int]) -> set[tuple[str, int]]:
+    """Listening TCP ports held by ``pids`` (other runs on the machine are not our business)."""
     return {(c.laddr.ip, c.laddr.port) for c in psutil.net_connections(kind="inet")
-            if c.status == psutil.CONN_LISTEN}
+            if c.status == psutil.CONN_LISTEN and c.pid in pids}
 
 
 def _ours(root: str) -> list[psutil.Process]:
@@ -37,12 +38,12 @@ def _ours(root: str) -> list[psutil.Process]:
 @pytest.fixture(scope="session", autouse=True)
 def leak_check() -> Iterator[Path]:
     root = Path(tempfile.mkdtemp(prefix="htcd-tests-", dir="/tmp"))
-    ports_before = _listening()
+    ports_before = _listening({os.getpid()})
     yield root
     leaked = _ours(str(root))
+    ports_after = _listening({os.getpid(), *(p.pid for p in leaked)}) - ports_before
     for p in leaked:
         p.kill()
-    ports_after = _listening() - ports_before
     leftovers = list(root.iterdir())
     shutil.rmtree(root, ignore_errors=True)
     problems = []

@@ -1,9 +1,39 @@
-"""``htcd config_val KNOB...``: print configuration values as this host's daemons see them."""
+"""``htcd config_val KNOB...``: print configuration values as this host's daemons see them.
+
+Flags follow HTCondor's ``condor_config_val``:
+
+- ``KNOB...`` prints each expanded value; ``-v`` adds where it was set and its raw text;
+  ``-raw`` prints the text as written instead.
+- ``-config`` lists the files read, in order.
+- ``-dump [PATTERN]`` prints ``KNOB = raw value`` for every knob whose name matches the
+  regular expression PATTERN (all knobs without one); ``-expand`` prints expanded values.
+- ``-summary`` prints only the knobs whose value differs from the defaults, grouped by the
+  file that set them.
+- ``-writeconfig:upgrade FILE`` (or ``-writeconfig upgrade FILE``) writes those same
+  non-default knobs as a config file to carry to a new version (``-`` writes to stdout).
+- ``-reconfig-needs OLD_CONFIG`` compares the effective values of the current config with
+  those of the config whose top file is OLD_CONFIG, as seen by each daemon of DAEMON_LIST, and
+  says per changed knob which daemons need a reconfig and which a restart (from the param
+  table; a knob the table does not know needs a reconfig).
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import os
+import re
+import socket
+import sys
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from htcd.config import Config
+
+#: Daemons whose own knobs start with their subsystem name (SCHEDD_..., MAX_SCHEDD_LOG, ...).
+_DAEMONS = ("MASTER", "COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD")
+#: Sources that are defaults rather than a site's choice.
+_DEFAULT_SOURCES = ("<param table>", "<embedded default>")
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -12,6 +42,19 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     p.add_argument("-local-name", dest="local_name", help="look up with this local name")
     p.add_argument("-v", "-verbose", dest="verbose", action="store_true", help="also say where each is defined")
     p.add_argument("-config", action="store_true", help="list the configuration files read, in order")
+    p.add_argument("-raw", action="store_true", help="print values as written, before expansion")
+    p.add_argument("-expand", action="store_true", help="with -dump: print expanded values")
+    p.add_argument("-dump", nargs="?", const="", metavar="PATTERN",
+                   help="print every knob (whose name matches the regular expression PATTERN)")
+    p.add_argument("-summary", action="store_true",
+                   help="print only the knobs that differ from the defaults, grouped by file")
+    p.add_argument("-writeconfig:upgrade", dest="upgrade_file", metavar="FILE",
+                   help="write the non-default knobs to FILE ('-' for stdout), to carry to a new version")
+    p.add_argument("-writeconfig", nargs=2, metavar=("MODE", "FILE"),
+                   help="same as -writeconfig:MODE FILE (MODE: upgrade)")
+    p.add_argument("-reconfig-needs", dest="reconfig_needs", metavar="OLD_CONFIG",
+                   help="compare with the config whose top file is OLD_CONFIG: which daemons need "
+                        "a reconfig or a restart")
     return run
 
 
@@ -19,27 +62,206 @@ def run(args: argparse.Namespace) -> int:
     from htcd.config import load
     from htcd.errors import UserError
 
+    if args.writeconfig:
+        mode, path = args.writeconfig
+        if mode.lower() != "upgrade":
+            raise UserError(f"-writeconfig {mode}: unknown mode (known: upgrade)")
+        args.upgrade_file = path
     cfg = load(args.subsystem.upper(), args.local_name)
     if args.config:
         print("Configuration source:")
         for f in cfg.files or ["<embedded default>"]:
             print(f"\t{f}")
         return 0
+    if args.dump is not None:
+        return _dump(cfg, args.dump, args.expand, args.verbose)
+    if args.summary:
+        sys.stdout.write(_summary_text(cfg, "summary"))
+        return 0
+    if args.upgrade_file:
+        text = _summary_text(cfg, "upgrade")
+        if args.upgrade_file == "-":
+            sys.stdout.write(text)
+        else:
+            try:
+                with open(args.upgrade_file, "w", encoding="utf-8") as f:
+                    f.write(text)
+            except OSError as err:
+                raise UserError(f"cannot write {args.upgrade_file}: {err.strerror}") from None
+        return 0
+    if args.reconfig_needs:
+        return _reconfig_needs(cfg, args.reconfig_needs, args.local_name)
     if not args.knobs:
-        raise UserError("name at least one knob (or -config)")
+        raise UserError("name at least one knob (or -config, -dump, -summary, -writeconfig:upgrade, "
+                        "-reconfig-needs)")
     status = 0
     for knob in args.knobs:
-        value = cfg.get(knob)
-        if value is None:
+        raw = cfg.raw(knob)
+        value = raw if args.raw else cfg.get(knob)
+        if not value:
             print(f"Not defined: {knob}")
             status = 1
             continue
         if args.verbose:
-            where = cfg.where(knob)
             print(f"{knob} = {value}")
-            if where:
-                print(f"  # at: {where[0]}, line {where[1]}" if where[1] else f"  # at: {where[0]}")
-            print(f"  # raw: {cfg.raw(knob)}")
+            print(_at(cfg.where(knob)))
+            if not args.raw:
+                print(f" # raw: {knob} = {raw}")
         else:
             print(value)
     return status
+
+
+def _at(where: tuple[str, int] | None) -> str:
+    if where is None:
+        return " # at: <undefined>"
+    return f" # at: {where[0]}, line {where[1]}" if where[1] else f" # at: {where[0]}"
+
+
+def _dump(cfg: Config, pattern: str, expand: bool, verbose: bool) -> int:
+    from htcd.errors import UserError
+
+    try:
+        rx = re.compile(pattern, re.IGNORECASE) if pattern else None
+    except re.error as err:
+        raise UserError(f"-dump {pattern}: not a valid regular expression: {err}") from None
+    # prefixed definitions (SCHEDD.X) are listed too: they are part of the file's content
+    names = {n.lower(): n for n in cfg.names()}
+    for e in cfg.definitions():
+        names.setdefault(e.name.lower(), e.name)
+    print(f"# Configuration from machine: {socket.gethostname()}")
+    print()
+    print(f"# Parameters with names that match {pattern}:")
+    for key in sorted(names):
+        name = names[key]
+        if rx is not None and not rx.search(name):
+            continue
+        value = cfg.get(name) if expand else cfg.raw(name)
+        print(f"{name} = {value or ''}")
+        if verbose:
+            print(_at(cfg.where(name)))
+    return 0
+
+
+def _non_defaults(cfg: Config) -> list:
+    """Definitions a site made: not from a default source, and not equal to the table default."""
+    out = []
+    for e in cfg.definitions():
+        if e.source in _DEFAULT_SOURCES:
+            continue
+        if e.raw == (cfg.default_raw(e.name) or "") and "." not in e.name:
+            continue
+        out.append(e)
+    return out
+
+
+def _summary_text(cfg: Config, kind: str) -> str:
+    entries = _non_defaults(cfg)
+    lines: list[str] = []
+    if kind == "upgrade":
+        lines.append("# The settings of this host that differ from htcd's defaults, written by")
+        lines.append("# 'htcd config_val -writeconfig:upgrade'. Read this file after the new version's")
+        lines.append("# defaults (e.g. as LOCAL_CONFIG_FILE) to keep them.")
+    else:
+        lines.append(f"# Configuration from machine: {socket.gethostname()}")
+    lines.append("")
+    lines.append("# Contributing configuration file(s):")
+    for f in cfg.files or ["<embedded default>"]:
+        lines.append(f"#\t{f}")
+    by_source: dict[str, list] = {}
+    for e in entries:
+        by_source.setdefault(e.source, []).append(e)
+    for source, group in by_source.items():
+        lines += ["", "#", f"# from {source}", "#"]
+        for e in sorted(group, key=lambda e: e.name.lower()):
+            lines.extend(_assignment(e.name, e.raw))
+    return "\n".join(lines) + "\n"
+
+
+def _assignment(name: str, raw: str) -> list[str]:
+    """One knob as config text; a multi-line value is written with ``@=`` so it reads back."""
+    if "\n" not in raw:
+        return [f"{name} = {raw}"]
+    tag = "end"
+    while f"@{tag}" in raw:
+        tag += "x"
+    return [f"{name} @={tag}", *raw.split("\n"), f"@{tag}"]
+
+
+def _reconfig_needs(cfg: Config, old_top: str, local_name: str | None) -> int:
+    from htcd.config import load, table
+    from htcd.errors import UserError
+
+    if not os.path.exists(old_top):
+        raise UserError(f"-reconfig-needs {old_top}: no such file")
+    env = dict(os.environ)
+    env["HTCD_CONFIG"] = old_top
+    daemons = [d.upper() for d in cfg.get_list("DAEMON_LIST")] or list(_DAEMONS)
+    changed: dict[str, dict[str, set[str]]] = {}  # knob -> {"reconfig"/"restart": daemons}
+    params = table()
+    for daemon in daemons:
+        new = load(daemon, local_name)
+        old = load(daemon, local_name, env=env)
+        for name in _all_names(new, old):
+            if new.get(name) == old.get(name):
+                continue
+            if not _concerns(name, daemon):
+                continue
+            base = name.split(".", 1)[1] if "." in name else name
+            p = params.get(base.lower())
+            need = "reconfig" if p is None or p.reconfig else "restart"
+            changed.setdefault(name, {}).setdefault(need, set()).add(daemon)
+    if not changed:
+        print("No changes.")
+        return 0
+    restart: set[str] = set()
+    reconfig: set[str] = set()
+    for name in sorted(changed, key=str.lower):
+        for need, who in sorted(changed[name].items()):
+            print(f"{name}: {need} {' '.join(_ordered(who, daemons))}")
+            (restart if need == "restart" else reconfig).update(who)
+    reconfig -= restart
+    print()
+    print(f"restart: {' '.join(_ordered(restart, daemons)) or '-'}")
+    print(f"reconfig: {' '.join(_ordered(reconfig, daemons)) or '-'}")
+    return 0
+
+
+def _ordered(who: Iterable[str], order: list[str]) -> list[str]:
+    s = set(who)
+    return [d for d in order if d in s]
+
+
+def _all_names(a: Config, b: Config) -> list[str]:
+    """Unprefixed knob names known to either config (a prefixed definition counts as its base)."""
+    names: dict[str, str] = {}
+    for cfg in (a, b):
+        for n in cfg.names():
+            base = n.split(".", 1)[1] if "." in n else n
+            names.setdefault(base.lower(), base)
+    return sorted(names.values(), key=str.lower)
+
+
+#: Knobs only one daemon reads, beyond those named after it; helpers count as their daemon.
+_OWNERS = {"MAX_JOBS_RUNNING": "SCHEDD", "JOB_QUEUE_LOG": "SCHEDD", "HISTORY": "SCHEDD", "SPOOL": "SCHEDD",
+           "START": "STARTD", "SUSPEND": "STARTD", "CONTINUE": "STARTD", "PREEMPT": "STARTD",
+           "KILL": "STARTD", "WANT_SUSPEND": "STARTD", "WANT_VACATE": "STARTD", "EXECUTE": "STARTD",
+           "NUM_CPUS": "STARTD", "MEMORY": "STARTD", "RANK": "STARTD", "MAXJOBRETIREMENTTIME": "STARTD"}
+_HELPERS = {"SHADOW": "SCHEDD", "STARTER": "STARTD"}
+
+
+def _concerns(name: str, daemon: str) -> bool:
+    """Whether a knob concerns ``daemon``: one named after (or owned by) another daemon does not.
+
+    ``*_HOST`` knobs (COLLECTOR_HOST, ...) say where a daemon is and concern every daemon.
+    """
+    up = name.upper()
+    if up in _OWNERS:
+        return _OWNERS[up] == daemon
+    if up.endswith("_HOST"):
+        return True
+    for d in (*_DAEMONS, *_HELPERS):
+        owner = _HELPERS.get(d, d)
+        if owner != daemon and (up.startswith(d + "_") or f"_{d}_" in up):
+            return False
+    return True

@@ -10,9 +10,10 @@ from htcd.config._core import (
     Config,
     known_templates,
     load,
+    register_templates,
 )
 from htcd.config._expand import ConfigError
 from htcd.config._table import Param, table
 
 __all__ = ["COMPAT_VERSION", "EMBEDDED_DEFAULT", "Config", "ConfigError", "Param", "known_templates",
-           "load", "table"]
+           "load", "register_templates", "table"]

@@ -96,6 +96,10 @@ class Config:
             stack.append(key)
             try:
                 value = expand(e.raw, self._value, self._env, stack)
+            except ConfigError as err:
+                if err.source is not None:
+                    raise
+                raise ConfigError(f"{e.name} = {e.raw}: {err.message}", source=e.source, line=e.line) from None
             finally:
                 stack.pop()
         if cache is not None:
@@ -139,7 +143,11 @@ class Config:
         raise self._fail(name, value, "a boolean")
 
     def get_int(self, name: str, default: int = 0) -> int:
-        """An integer, or simple arithmetic (``2*1024``, ``MIN({a, b})``) that yields one."""
+        """An integer, or simple arithmetic (``2*1024``, ``MIN({a, b})``) that yields one.
+
+        A knob of type ``size`` in the param table (MAX_*_LOG) also takes units, as HTCondor does
+        (``10 Mb`` is 10485760); see get_size.
+        """
         value = self.get(name)
         if value is None:
             return default
@@ -150,7 +158,11 @@ class Config:
         try:
             result = Arith(value).parse()
         except ValueError:
-            raise self._fail(name, value, "an integer") from None
+            p = table().get(name.lower().rsplit(".", 1)[-1])
+            size = parse_size(value) if p is not None and p.type == "size" else None
+            if size is None:
+                raise self._fail(name, value, "an integer") from None
+            return size
         if isinstance(result, float):
             if not result.is_integer():
                 raise self._fail(name, value, "an integer")
@@ -170,6 +182,39 @@ class Config:
             return float(Arith(value).parse())
         except ValueError:
             raise self._fail(name, value, "a number") from None
+
+    def get_size(self, name: str, default: int = 0) -> int:
+        """A size in bytes: ``N`` bytes, or ``N`` with a unit K, M, G or T (powers of 1024, an
+        optional trailing ``b``/``B``, blanks allowed: ``10 Mb``, ``512K``, ``1.5 GB``).
+
+        This is the form HTCondor accepts for sizes such as MAX_DEFAULT_LOG / MAX_*_LOG.
+        """
+        value = self.get(name)
+        if value is None:
+            return default
+        size = parse_size(value)
+        if size is None:
+            raise self._fail(name, value, "a size (a number of bytes, optionally with K, M, G or T)")
+        return size
+
+    def get_expr(self, name: str, default: str | None = None) -> str | None:
+        """The expanded value, checked to be one ClassAd expression (e.g. START, RANK).
+
+        Returns the text (not a parsed tree), so callers parse it where they evaluate it.
+        """
+        value = self.get(name)
+        if value is None:
+            return default
+        from htcd.classad import parse_expr
+        from htcd.errors import UserError
+
+        try:
+            parse_expr(value)
+        except UserError as err:
+            e = self._entry(name)
+            raise ConfigError(f"{name.upper()} = {value}: not a valid ClassAd expression: {err.message}",
+                              source=e.source if e else None, line=e.line if e else None) from None
+        return value
 
     def get_list(self, name: str, default: tuple[str, ...] | list[str] = ()) -> list[str]:
         """Items split on commas and whitespace, empty ones dropped."""
@@ -194,6 +239,16 @@ class Config:
         e = self._entry(name)
         return e is not None and bool(e.raw)
 
+    def definitions(self) -> list[Entry]:
+        """Every definition read from a file, template, the embedded default or the environment,
+        the last one of each name only, in the order they were made."""
+        return list(self._defs.values())
+
+    def default_raw(self, name: str) -> str | None:
+        """The param-table (or computed) value of ``name``, ignoring every file."""
+        e = _default_entry(name.lower(), self.subsystem)
+        return None if e is None else e.raw
+
     # ----- definitions -----------------------------------------------------------------------
 
     def define(self, name: str, raw: str, source: str, line: int) -> None:
@@ -213,6 +268,27 @@ class Config:
         if e is None:
             e = _default_entry(key, self.subsystem)
         return None if e is None else e.raw
+
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int | None:
+    """``10 Mb`` -> 10485760; None when ``text`` is not a size."""
+    t = text.strip().lower()
+    if t.endswith("b"):
+        t = t[:-1].rstrip()
+    unit = ""
+    if t[-1:] in "kmgt" and t:
+        unit = t[-1]
+        t = t[:-1].rstrip()
+    try:
+        number = float(t) if any(c in t for c in ".e") else int(t, 10)
+    except ValueError:
+        return None
+    if number < 0 or number != number or number == float("inf"):
+        return None
+    return int(number * _UNITS[unit])
 
 
 def _default_entry(key: str, subsystem: str) -> Entry | None:
@@ -338,6 +414,9 @@ class _Parser:
             if is_kw and lw == "include" and (rest[:1].isspace() or rest.lstrip().startswith(":")):
                 self._include(rest, source, where(lineno))
                 continue
+            if is_kw and lw in ("error", "warning") and rest.lstrip().startswith(":"):
+                self._message(lw, rest.lstrip()[1:], source, where(lineno))
+                continue
             if is_kw and lw == "use" and rest[:1].isspace():
                 self._use(rest, source, where(lineno))
                 continue
@@ -439,6 +518,18 @@ class _Parser:
                 raise ConfigError(err.message, source=source, line=line) from None
             raise
 
+    def _message(self, kind: str, text: str, source: str, line: int) -> None:
+        """``error : text`` stops reading with that message; ``warning : text`` goes to stderr."""
+        try:
+            text = self.cfg.expand(text).strip()
+        except ConfigError as err:
+            raise ConfigError(err.message, source=source, line=line) from None
+        if kind == "error":
+            raise ConfigError(text or "error directive", source=source, line=line)
+        import sys
+
+        print(f"{source}:{line}: warning: {text}", file=sys.stderr)
+
     def _use(self, rest: str, source: str, line: int) -> None:
         cat, sep, items = rest.partition(":")
         cat = cat.strip()
@@ -513,8 +604,28 @@ def _run_command(cmd: str) -> str:
     return proc.stdout
 
 
+#: Templates added at run time by plugins: (category, name) in lower case -> (spelling, text).
+_REGISTERED: dict[tuple[str, str], tuple[str, str, str]] = {}
+
+
+def register_templates(category: str, name: str, text: str) -> None:
+    """Make ``use CATEGORY : name`` read ``text`` (config language, ``$(1)``... for arguments).
+
+    For plugins: a new category is fine; replacing a template htcd ships is refused, and
+    registering the same name again replaces the earlier registration. Names are
+    case-insensitive, as in ``use`` lines.
+    """
+    cat, nm = category.strip(), name.strip()
+    if not (cat.replace("_", "").isalnum() and nm.replace("_", "").isalnum()):
+        raise ValueError(f"template category and name must be letters, digits and _: {category}:{name}")
+    if os.path.isfile(os.path.join(_TEMPLATES, cat.lower(), nm.lower() + ".conf")):
+        raise ValueError(f"{cat.upper()} : {nm} is a built-in template and cannot be replaced")
+    _REGISTERED[(cat.lower(), nm.lower())] = (cat.upper(), nm, text)
+
+
 def known_templates() -> dict[str, list[str]]:
-    """Category -> template names (their documented spelling), from the templates folder."""
+    """Category -> template names (their documented spelling): the templates folder, then
+    those registered by plugins."""
     out: dict[str, list[str]] = {}
     for cat in sorted(os.listdir(_TEMPLATES)):
         d = os.path.join(_TEMPLATES, cat)
@@ -529,10 +640,15 @@ def known_templates() -> dict[str, list[str]]:
                 spelled = first.lstrip("# ").split(":", 1)[-1].split()[0] if ":" in first else fn[:-5]
                 names.append(spelled.split("(")[0])
         out[cat.upper()] = names
+    for cat, name, _ in _REGISTERED.values():
+        out.setdefault(cat, []).append(name)
     return out
 
 
 def _template(cat: str, name: str, source: str, line: int) -> str:
+    registered = _REGISTERED.get((cat.lower(), name.lower()))
+    if registered is not None:
+        return registered[2]
     path = os.path.join(_TEMPLATES, cat.lower(), name.lower() + ".conf")
     if "/" not in cat + name and os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
@@ -543,6 +659,17 @@ def _template(cat: str, name: str, source: str, line: int) -> str:
                           + ", ".join(known), source=source, line=line)
     raise ConfigError(f"use {cat}:{name}: unknown {cat.upper()} template {name}; known: "
                       + ", ".join(known[cat.upper()]), source=source, line=line)
+
+
+def _args_from(args: str, skip: int) -> str:
+    """The argument text after the first ``skip`` arguments, as written (commas and spacing kept)."""
+    rest = args
+    for _ in range(skip):
+        parts = split_top(rest, ",", 1)
+        if len(parts) < 2:
+            return ""
+        rest = parts[1]
+    return rest.strip()
 
 
 def _apply_args(text: str, args: str) -> str:
@@ -572,7 +699,7 @@ def _apply_args(text: str, args: str) -> str:
         elif suffix == "?":
             rep = "1" if (args.strip() if k == 0 else k <= len(values) and values[k - 1]) else "0"
         elif suffix == "+":
-            rep = ",".join(values[max(k - 1, 0):])
+            rep = _args_from(args, max(k - 1, 0))
         elif k == 0:
             rep = args.strip()
         else:

@@ -1,4 +1,4 @@
-"""Macro expansion: ``$(NAME)``, ``$(NAME:default)``, ``$ENV()``, ``$INT()``, ``$REAL()``.
+"""Macro expansion: ``$(NAME)``, ``$(NAME:default)`` and the ``$FUNC(...)`` functions.
 
 Kept apart from the parser so the same scanner serves lazy lookups, ``if`` lines, include
 targets and the self-reference rewrite done when a knob is defined.
@@ -92,13 +92,21 @@ def expand(text: str, lookup: Callable[[str, list[str]], str | None], env: dict[
         while k < n and (text[k].isalnum() or text[k] == "_"):
             k += 1
         fname = text[j + 1:k].upper()
-        if k < n and text[k] == "(" and fname in _FUNCS:
+        if k < n and text[k] == "(" and fname[:1].isalpha():
             close = find_close(text, k + 1)
             if close < 0:
                 out.append(text[j:])
                 break
             body = text[k + 1:close]
-            out.append(_FUNCS[fname](body, lookup, env, stack))
+            func = _FUNCS.get(fname)
+            if func is not None:
+                out.append(func(body, lookup, env, stack))
+            elif fname[0] == "F" and all(c in _F_OPTIONS for c in fname[1:].lower()):
+                out.append(_fpath(fname[1:].lower(), body, lookup, env, stack))
+            else:
+                raise ConfigError(f"unknown function ${text[j + 1:k]}(...) (known: $ENV, $INT, $REAL, "
+                                  "$F[pdnxbqauwf], $SUBSTR, $CHOICE, $RANDOM_CHOICE, $RANDOM_INTEGER; "
+                                  "write $(DOLLAR) for a literal $)")
             i = close + 1
             continue
         out.append("$")
@@ -108,7 +116,9 @@ def expand(text: str, lookup: Callable[[str, list[str]], str | None], env: dict[
 
 def _macro(body: str, lookup, env, stack: list[str]) -> str:
     parts = split_top(body, ":", 1)
-    name = parts[0].strip()
+    name = parts[0]
+    if name != name.strip():  # HTCondor: "$( A )" is not a macro and stays as written
+        return "$(" + body + ")"
     if "$" in name:
         name = expand(name, lookup, env, stack).strip()
     if name.upper() == "DOLLAR":
@@ -157,10 +167,152 @@ def _is_name(text: str) -> bool:
     return bool(text) and all(c.isalnum() or c in "_." for c in text) and not text[0].isdigit()
 
 
+def _arg_value(arg: str, lookup, env, stack: list[str]) -> str:
+    """An argument that names a knob stands for the knob's value; anything else is itself."""
+    arg = expand(arg, lookup, env, stack).strip()
+    if _is_name(arg):
+        value = lookup(arg, stack)
+        if value:
+            return value
+    return arg
+
+
+def _int_arg(what: str, arg: str, lookup, env, stack: list[str]) -> int:
+    text = _arg_value(arg, lookup, env, stack)
+    try:
+        value = Arith(text).parse()
+    except ValueError:
+        raise ConfigError(f"{what}: {text!r} is not an integer") from None
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ConfigError(f"{what}: {text!r} is not an integer")
+        value = int(value)
+    return value
+
+
+# $F options: p whole directory, d last directory (dd the last two...), n file name without
+# extension, x extension, b without the trailing /, q in double quotes, u / w slashes to
+# Unix / Windows style; a and f are accepted and change nothing here, as in HTCondor.
+_F_OPTIONS = frozenset("pdnxbqauwf")
+
+
+def _fpath(opts: str, body: str, lookup, env, stack: list[str]) -> str:
+    path = _arg_value(body, lookup, env, stack)
+    if "u" in opts:
+        path = path.replace("\\", "/")
+    cut = max(path.rfind("/"), path.rfind("\\"))
+    dirpart, filename = path[:cut + 1], path[cut + 1:]
+    dot = filename.rfind(".")
+    if dot > 0:
+        stem, ext = filename[:dot], filename[dot:]
+    else:
+        stem, ext = filename, ""
+    if not any(c in opts for c in "pdnx"):
+        result = path
+    else:
+        result = ""
+        if "p" in opts:
+            result = dirpart
+        elif "d" in opts and dirpart:
+            parts = [x for x in dirpart.replace("\\", "/").split("/") if x]
+            keep = opts.count("d")
+            sep = dirpart[-1]
+            result = sep.join(parts[-keep:]) + sep if parts else dirpart
+        if result and "b" in opts and len(result) > 1:
+            result = result.rstrip("/\\")
+        if "n" in opts:
+            result += stem
+        if "x" in opts:
+            result += ext
+    if "w" in opts:
+        result = result.replace("/", "\\")
+    if "q" in opts and result:
+        result = f'"{result}"'
+    return result
+
+
+def _substr(body: str, lookup, env, stack: list[str]) -> str:
+    """``$SUBSTR(knob, start[, length])``: Python-like, a negative start counts from the end and
+    a negative length leaves that many characters off the end."""
+    parts = split_top(body, ",")
+    if len(parts) not in (2, 3):
+        raise ConfigError(f"$SUBSTR({body}): expected a knob, a start and an optional length")
+    name = expand(parts[0], lookup, env, stack).strip()
+    value = (lookup(name, stack) or "") if _is_name(name) else name
+    start = _int_arg(f"$SUBSTR({body})", parts[1], lookup, env, stack)
+    if start < 0:
+        start = max(len(value) + start, 0)
+    if len(parts) == 2:
+        return value[start:]
+    length = _int_arg(f"$SUBSTR({body})", parts[2], lookup, env, stack)
+    return value[start:start + length] if length >= 0 else value[start:length]
+
+
+def _items(args: list[str], lookup, env, stack: list[str]) -> list[str]:
+    """The items of ``$CHOICE`` / ``$RANDOM_CHOICE``: a single knob name means its comma list."""
+    if len(args) == 1:
+        arg = expand(args[0], lookup, env, stack).strip()
+        value = lookup(arg, stack) if _is_name(arg) else None
+        if value:
+            return [x.strip() for x in value.split(",")]
+        return [arg] if arg else []
+    return [expand(a, lookup, env, stack).strip() for a in args]
+
+
+def _choice(body: str, lookup, env, stack: list[str]) -> str:
+    """``$CHOICE(index, a, b, ...)`` or ``$CHOICE(index, LISTKNOB)``: the item at index (from 0)."""
+    parts = split_top(body, ",")
+    if len(parts) < 2:
+        raise ConfigError(f"$CHOICE({body}): expected an index and a list")
+    index = _int_arg(f"$CHOICE({body})", parts[0], lookup, env, stack)
+    items = _items(parts[1:], lookup, env, stack)
+    if not 0 <= index < len(items):
+        raise ConfigError(f"$CHOICE({body}): index {index} is outside the list of {len(items)}")
+    return items[index]
+
+
+def _rng(kind: str, body: str, stack: list[str]):
+    """A generator seeded by the host, the knob being expanded and the call.
+
+    The pick is then stable on one host across reads (so comparing two configs, or a
+    reconfig, does not see a change that is only a new draw) yet differs between hosts and
+    between knobs, which is what spreading e.g. checkpoint times over a pool needs.
+    """
+    import random
+    import socket
+
+    knob = stack[-1] if stack else ""
+    return random.Random(f"{socket.gethostname()}\0{knob}\0{kind}\0{body}")
+
+
+def _random_choice(body: str, lookup, env, stack: list[str]) -> str:
+    items = _items(split_top(body, ","), lookup, env, stack)
+    if not items:
+        raise ConfigError("$RANDOM_CHOICE() needs at least one item")
+    return _rng("choice", body, stack).choice(items)
+
+
+def _random_integer(body: str, lookup, env, stack: list[str]) -> str:
+    """``$RANDOM_INTEGER(min, max[, step])``: min, min+step, ... up to max, inclusive."""
+    parts = split_top(body, ",")
+    if len(parts) not in (2, 3):
+        raise ConfigError(f"$RANDOM_INTEGER({body}): expected min, max and an optional step")
+    what = f"$RANDOM_INTEGER({body})"
+    low, high = (_int_arg(what, p, lookup, env, stack) for p in parts[:2])
+    step = _int_arg(what, parts[2], lookup, env, stack) if len(parts) == 3 else 1
+    if step <= 0 or high < low:
+        raise ConfigError(f"{what}: needs min <= max and a positive step")
+    return str(_rng("integer", body, stack).randrange(low, high + 1, step))
+
+
 _FUNCS: dict[str, Callable[..., str]] = {
     "ENV": _env,
     "INT": lambda b, lk, e, s: _number(b, lk, e, s, False),
     "REAL": lambda b, lk, e, s: _number(b, lk, e, s, True),
+    "SUBSTR": _substr,
+    "CHOICE": _choice,
+    "RANDOM_CHOICE": _random_choice,
+    "RANDOM_INTEGER": _random_integer,
 }
 
 

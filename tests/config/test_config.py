@@ -346,3 +346,164 @@ def test_load_is_fast(tmp_path: Path) -> None:
     for _ in range(20):
         load("SCHEDD", env=env).get("SCHEDD_LOG")
     assert (time.perf_counter() - start) / 20 < 0.005
+
+
+# ----- sizes and expressions ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text,size", [("10 Mb", 10 << 20), ("512K", 512 << 10), ("1.5 GB", 3 << 29),
+                                       ("100", 100), ("2t", 2 << 40), ("7 b", 7)])
+def test_get_size_units(tmp_path: Path, text: str, size: int) -> None:
+    cfg = cfg_of(tmp_path, f"S = {text}\nMAX_SCHEDD_LOG = {text}\n")
+    assert cfg.get_size("S") == size
+    assert cfg.get_int("MAX_SCHEDD_LOG") == size  # a size knob: get_int takes units too
+
+
+def test_size_defaults_and_errors(tmp_path: Path) -> None:
+    cfg = cfg_of(tmp_path, "S = lots\nN = 10 Mb\n")
+    assert cfg.get_size("MAX_DEFAULT_LOG") == 10 << 20
+    assert cfg.get_size("NOPE", 5) == 5
+    with pytest.raises(ConfigError) as err:
+        cfg.get_size("S")
+    assert str(err.value).startswith(f"{tmp_path}/top:1: S = lots: not a size")
+    with pytest.raises(ConfigError, match=r"top:2: N = 10 Mb: not an integer"):
+        cfg.get_int("N")  # not a size knob: units are a mistake
+
+
+def test_get_int_error_names_file_and_line(tmp_path: Path) -> None:
+    cfg = cfg_of(tmp_path, "\nMAX_JOBS_RUNNING = abc\n")
+    with pytest.raises(ConfigError) as err:
+        cfg.get_int("MAX_JOBS_RUNNING")
+    assert str(err.value) == f"{tmp_path}/top:2: MAX_JOBS_RUNNING = abc: not an integer"
+
+
+def test_get_expr(tmp_path: Path) -> None:
+    cfg = cfg_of(tmp_path, "K = 2\nRANK = Memory * $(K)\nSTART = (Owner == \"x\" &&\n")
+    assert cfg.get_expr("RANK") == "Memory * 2"
+    assert cfg.get_expr("NOPE") is None and cfg.get_expr("NOPE", "true") == "true"
+    with pytest.raises(ConfigError) as err:
+        cfg.get_expr("START")
+    assert str(err.value).startswith(f"{tmp_path}/top:3: START = (Owner == \"x\" &&: not a valid ClassAd")
+
+
+# ----- metaknobs and plugin templates ------------------------------------------------------------
+
+
+def test_shipped_templates_are_listed() -> None:
+    known = known_templates()
+    for name in ("UWCS_Desktop", "Desktop", "Limit_Job_Runtimes", "Preempt_If_Cpus_Exceeded",
+                 "Hold_If_Memory_Exceeded", "Preempt_If_Memory_Exceeded", "Want_Hold_If"):
+        assert name in known["POLICY"]
+    assert {"StaticSlots", "GPUs"} <= set(known["FEATURE"])
+    assert {"Recommended", "Strong", "Host_Based"} <= set(known["SECURITY"])
+
+
+def test_template_argument_errors_name_the_use_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        cfg_of(tmp_path, "A = 1\nuse POLICY : Want_Hold_If(X)\n")
+    assert str(err.value).startswith(f"{tmp_path}/top:2: use POLICY : Want_Hold_If needs 3 arguments")
+
+
+def test_error_and_warning_directives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ConfigError, match=r"top:2: stop: 1"):
+        cfg_of(tmp_path, "A = 1\nerror : stop: $(A)\n")
+    cfg = cfg_of(tmp_path, "warning : careful\nA = 2\n")
+    assert cfg.get("A") == "2"
+    assert "top:1: warning: careful" in capsys.readouterr().err
+
+
+def test_register_templates(tmp_path: Path) -> None:
+    from htcd.config import _core, register_templates
+
+    try:
+        register_templates("PLUGIN", "Greeter", "# PLUGIN : Greeter\nGREETING = hello $(1:world)\n")
+        register_templates("policy", "Extra_Thing", "EXTRA = $(0)\n")
+        cfg = cfg_of(tmp_path, "use plugin : greeter(htcd)\nuse POLICY : Extra_Thing(a, b)\n")
+        assert cfg.get("GREETING") == "hello htcd"
+        assert cfg.get("EXTRA") == "a, b"
+        assert cfg.where("GREETING") == (str(tmp_path / "top"), 1)
+        assert "Greeter" in known_templates()["PLUGIN"]
+        assert "Extra_Thing" in known_templates()["POLICY"]
+        with pytest.raises(ValueError, match="built-in"):
+            register_templates("ROLE", "personal", "X = 1\n")
+        with pytest.raises(ValueError):
+            register_templates("bad cat", "x", "")
+    finally:
+        _core._REGISTERED.clear()
+    with pytest.raises(ConfigError, match="unknown category plugin"):
+        cfg_of(tmp_path, "use plugin : greeter\n")
+
+
+# ----- $ functions -------------------------------------------------------------------------------
+
+
+def test_unknown_function_is_an_error_with_file_and_line(tmp_path: Path) -> None:
+    cfg = cfg_of(tmp_path, "A = 1\nB = x $BOGUS(y) z\nC = $BOGUS no paren\nD = $Fz(A)\n")
+    with pytest.raises(ConfigError) as err:
+        cfg.get("B")
+    assert str(err.value).startswith(f"{tmp_path}/top:2: B = x $BOGUS(y) z: unknown function $BOGUS(...)")
+    assert cfg.get("C") == "$BOGUS no paren"
+    with pytest.raises(ConfigError, match=r"top:4: .*unknown function \$Fz"):
+        cfg.get("D")
+
+
+def test_function_arguments_may_hold_macros(tmp_path: Path) -> None:
+    cfg = cfg_of(tmp_path, "S = abcdef\nI = 2\nL = x, y, z\nA = $SUBSTR(S, $(I))\nB = $CHOICE($(I), L)\n"
+                           "P = /d/f.txt\nC = $Fn($(P))\n")
+    assert cfg.get("A") == "cdef"  # HTCondor ends the arguments at the first ')'
+    assert cfg.get("B") == "z"
+    assert cfg.get("C") == "f"
+
+
+@pytest.mark.parametrize("text,message", [
+    ("$CHOICE(3, a, b)", "index 3 is outside the list of 2"),
+    ("$CHOICE(x, a, b)", "'x' is not an integer"),
+    ("$CHOICE(1)", "expected an index and a list"),
+    ("$SUBSTR(S)", "expected a knob, a start"),
+    ("$SUBSTR(S, q)", "'q' is not an integer"),
+    ("$RANDOM_INTEGER(5, 1)", "needs min <= max"),
+    ("$RANDOM_INTEGER(1, 5, 0)", "positive step"),
+    ("$RANDOM_INTEGER(x)", "expected min, max"),
+    ("$RANDOM_CHOICE()", "at least one item"),
+])
+def test_function_mistakes_are_errors(tmp_path: Path, text: str, message: str) -> None:
+    cfg = cfg_of(tmp_path, f"S = abc\nA = {text}\n")
+    with pytest.raises(ConfigError, match=r"top:2: ") as err:
+        cfg.get("A")
+    assert message in str(err.value)
+
+
+def test_random_values_are_in_range_and_stable(tmp_path: Path) -> None:
+    cfg = cfg_of(tmp_path, "A = $RANDOM_INTEGER(10, 50, 10)\nB = $RANDOM_CHOICE(x, y, z)\nL = p, q\n"
+                           "C = $RANDOM_CHOICE(L)\n")
+    a = cfg.get("A")
+    assert a in {"10", "20", "30", "40", "50"}
+    assert cfg.get("B") in {"x", "y", "z"} and cfg.get("C") in {"p", "q"}
+    assert all(cfg.get("A") == a for _ in range(20))  # chosen once per loaded config
+
+
+# ----- the config.d snippets htcd ships ----------------------------------------------------------
+
+CONFIG_D = Path(__file__).resolve().parents[2] / "config.d"
+
+
+def test_shipped_snippets_read_cleanly(tmp_path: Path) -> None:
+    snippets = sorted(p for p in CONFIG_D.iterdir() if p.suffix == ".conf")
+    assert snippets and all(p.name[:2].isdigit() and p.name[2] == "-" for p in snippets)
+    for p in snippets:
+        assert p.read_text().startswith(f"# {p.name} -- ")  # each says what it does
+    cfg = cfg_of(tmp_path, f"LOCAL_CONFIG_DIR = {CONFIG_D}\n"
+                           "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP = \\.md$\n")
+    assert cfg.files[1:] == [str(p) for p in snippets]
+    assert cfg.get("SECURITY_MODEL") == "24.0"
+    assert cfg.get("SEC_DEFAULT_AUTHENTICATION") == "required"
+    assert cfg.get("ALLOW_READ") == "*"
+
+
+def test_random_picks_are_stable_per_host_and_knob(tmp_path: Path) -> None:
+    text = "A = $RANDOM_INTEGER(1, 1000000)\nB = $RANDOM_INTEGER(1, 1000000)\n"
+    first, second = cfg_of(tmp_path, text), cfg_of(tmp_path, text)
+    assert first.get("A") == second.get("A") and first.get("B") == second.get("B")
+    assert first.get("A") != first.get("B")  # another knob, another draw
+    cfg = cfg_of(tmp_path, "use POLICY : UWCS_Desktop\n")
+    assert -30 * 60 <= int(cfg.get("UWCS_PERIODIC_CHECKPOINT").split("+ ")[1].split(" *")[0]) * 60 <= 30 * 60

@@ -34,6 +34,17 @@ for k in sys.argv[2:]:
 print(json.dumps(out))
 """
 
+_DESKTOP = ["START", "SUSPEND", "CONTINUE", "PREEMPT", "KILL", "WANT_SUSPEND", "WANT_VACATE", "MaxJobRetirementTime",
+            "CLAIM_WORKLIFE", "SLOTS_CONNECTED_TO_KEYBOARD", "IS_OWNER", "STARTD_LATCH_EXPRS", "CpuBusyTimer",
+            "KeyboardBusy", "ConsoleBusy", "KeyboardNotBusy", "JustCPU", "MachineBusy", "CpuIdle", "CpuBusy",
+            "ActivationTimer", "LastCkpt", "PolicyExprFragments"]
+_PREEMPT_IF = ["PREEMPT", "MAXJOBRETIREMENTTIME", "WANT_SUSPEND"]
+_HOLD = ["WANT_HOLD", "WANT_HOLD_SUBCODE", "WANT_HOLD_REASON"]
+_LIMIT = ["MAX_JOB_RUNTIME", "MaxJobRetirementTime", "PREEMPT"]
+_SEC = ["SEC_DEFAULT_AUTHENTICATION", "SEC_DEFAULT_ENCRYPTION", "SEC_DEFAULT_INTEGRITY", "SEC_READ_AUTHENTICATION",
+        "SEC_CLIENT_AUTHENTICATION"]
+_ALLOW = ["ALLOW_ADMINISTRATOR", "ALLOW_DAEMON", "ALLOW_NEGOTIATOR", "ALLOW_WRITE", "ALLOW_READ"]
+
 # (id, files {name: text; "top" is CONDOR_CONFIG; {d} is the folder}, keys, subsystem, extra env)
 L = [
     ("plain", {"top": "A = 1\nB = hello world\n"}, ["A", "B", "C"], "TOOL", {}),
@@ -135,6 +146,144 @@ L = [
     ("use_then_lazy", {"top": "use ROLE : Personal\nCONDOR_HOST = 10.0.0.1\n"}, ["COLLECTOR_HOST"], "TOOL", {}),
     ("chain", {"top": "A=$(B)/x\nB=$(C)/y\nC=/root\n"}, ["A", "B"], "TOOL", {}),
     ("unused_recursion", {"top": "A=$(B)\nB=$(A)x\nC=ok\n"}, ["C"], "TOOL", {}),
+    # metaknobs: the knobs each expansion sets
+    ("mk_limit_runtime", {"top": "use POLICY : Limit_Job_Runtimes(3600)\n"}, _LIMIT, "TOOL", {}),
+    ("mk_limit_runtime_default", {"top": "use POLICY : Limit_Job_Runtimes\n"}, _LIMIT, "TOOL", {}),
+    ("mk_preempt_mem", {"top": "use POLICY : Preempt_If_Memory_Exceeded\n"}, _PREEMPT_IF + ["MEMORY_EXCEEDED"],
+     "TOOL", {}),
+    ("mk_hold_mem", {"top": "use POLICY : Hold_If_Memory_Exceeded\n"},
+     _PREEMPT_IF + _HOLD + ["MEMORY_EXCEEDED", "HOLD_REASON_MEMORY_EXCEEDED"], "TOOL", {}),
+    ("mk_hold_mem_subcode", {"top": "HOLD_SUBCODE_MEMORY_EXCEEDED = 9\nPREEMPT = Foo\nWANT_SUSPEND = Bar\n"
+                                    "use POLICY : Hold_If_Memory_Exceeded\n"}, _PREEMPT_IF + _HOLD, "TOOL", {}),
+    ("mk_preempt_cpus", {"top": "use POLICY : Preempt_If_Cpus_Exceeded\n"},
+     _PREEMPT_IF + ["CPU_EXCEEDED", "CpusUsage", "STARTD_ATTRS"], "TOOL", {}),
+    ("mk_want_hold_if", {"top": "X = Foo > 1\nuse POLICY : Want_Hold_If(X, 7, too big)\n"}, _PREEMPT_IF + _HOLD,
+     "TOOL", {}),
+    ("mk_want_hold_if_twice", {"top": "X = Foo > 1\nY = Bar\nuse POLICY : Want_Hold_If(X, 7, big)\n"
+                                      "use POLICY : Want_Hold_If(Y, 8, bar, really)\n"}, _PREEMPT_IF + _HOLD,
+     "TOOL", {}),
+    ("mk_want_hold_if_args", {"top": "use POLICY : Want_Hold_If(X)\n"}, ["WANT_HOLD"], "TOOL", {}),
+    ("mk_policy_stack", {"top": "use POLICY : Preempt_If_Memory_Exceeded, Preempt_If_Cpus_Exceeded\n"},
+     _PREEMPT_IF, "TOOL", {}),
+    ("mk_static_slots", {"top": "use FEATURE : StaticSlots\n"},
+     ["NUM_SLOTS_TYPE_1", "SLOT_TYPE_1_PARTITIONABLE", "SLOT_TYPE_1"], "TOOL", {}),
+    ("mk_static_slots_args", {"top": "use FEATURE : StaticSlots(2, 4, cpus=1, memory=25%)\n"},
+     ["NUM_SLOTS_TYPE_2", "SLOT_TYPE_2_PARTITIONABLE", "SLOT_TYPE_2", "NUM_SLOTS_TYPE_1"], "TOOL", {}),
+    ("mk_gpus", {"top": "STARTD_CRON_JOBLIST = X\nuse FEATURE : GPUs\n"},
+     ["STARTD_CRON_JOBLIST", "STARTD_CRON_GPUs_MONITOR_MODE", "STARTD_CRON_GPUs_MONITOR_PERIOD",
+      "STARTD_CRON_GPUs_MONITOR_METRICS", "STARTD_CRON_GPUs_MONITOR_CONDITION", "STARTD_JOB_ATTRS",
+      "ENVIRONMENT_FOR_AssignedGPUs", "ENVIRONMENT_VALUE_FOR_UnAssignedGPUs"], "TOOL", {}),
+    ("mk_sec_strong", {"top": "use SECURITY : Strong\n"}, _SEC, "TOOL", {}),
+    ("mk_sec_recommended", {"top": "use SECURITY : Recommended\n"}, _SEC + _ALLOW + ["SECURITY_MODEL"], "TOOL", {}),
+    ("mk_sec_recommended_args", {"top": "use SECURITY : Recommended(htcd, admin@x, a@b, c@d)\n"}, _ALLOW, "TOOL",
+     {}),
+    # (HTCondor ignores a file's FULL_HOSTNAME / IPV4_ADDRESS, so ALLOW_WRITE/DAEMON are not compared)
+    ("mk_sec_host_based", {"top": "CONDOR_HOST = cm.example\nFLOCK_FROM = f.example\n"
+                                  "FLOCK_NEGOTIATOR_HOSTS = n.example\nuse SECURITY : Host_Based\n"},
+     ["ALLOW_ADMINISTRATOR", "ALLOW_NEGOTIATOR", "ALLOW_READ", "ALLOW_NEGOTIATOR_SCHEDD", "ALLOW_READ_COLLECTOR",
+      "ALLOW_READ_STARTD", "LEGACY_ALLOW_SEMANTICS"], "TOOL", {}),
+    ("mk_desktop", {"top": "use POLICY : Desktop\n"}, _DESKTOP + ["SLOTS_CONNECTED_TO_CONSOLE"], "TOOL", {}),
+    ("mk_uwcs_desktop", {"top": "use POLICY : UWCS_Desktop\n"},
+     _DESKTOP + ["PREEMPTION_REQUIREMENTS", "PREEMPTION_RANK", "NEGOTIATOR_PRE_JOB_RANK", "NEGOTIATOR_POST_JOB_RANK",
+                 "UWCS_START", "UWCS_PREEMPTION_RANK"], "TOOL", {}),
+    ("mk_desktop_tuned", {"top": "StartIdleTime = 60\nHighLoad = 0.9\nMINUTE = 61\nuse POLICY : UWCS_Desktop\n"},
+     _DESKTOP, "TOOL", {}),
+    # $ functions
+    ("f_parts", {"top": "P = /a/b/c/file.tar.gz\nA=$Fp(P)\nB=$Fd(P)\nC=$Fdd(P)\nD=$Fn(P)\nE=$Fx(P)\nF=$Fnx(P)\n"
+                        "G=$Fpn(P)\nH=$Fdn(P)\nI=$F(P)\n"}, list("ABCDEFGHI"), "TOOL", {}),
+    ("f_quote_slash", {"top": "P = /a/b/c/file.tar.gz\nS = /a b/c d/x y.txt\nA=$Fq(P)\nB=$Fpq(P)\nC=$Fxq(P)\n"
+                              "D=$Fw(P)\nE=$Fu(P)\nF=$Fa(S)\nG=$Fq(S)\nH=$Fpb(P)\nI=$Fdb(P)\nJ=$Fb(P)\n"},
+     list("ABCDEFGHIJ"), "TOOL", {}),
+    ("f_edges", {"top": "D = /a/b/c/\nN = plain\nR = rel/dir/x.txt\nA=$Fp(D)\nB=$Fd(D)\nC=$Fn(D)\nE=$Fp(N)\n"
+                        "F=$Fn(N)\nG=$Fx(N)\nH=$Fd(R)\nI=$Fp(R)\nJ=$Fn(/x/y.z)\nK=$Fn(NOPE)\nL=$Fp(/top)\n"
+                        "M=$Fd(/top)\nO=$Fn(.hidden)\nQ=$Fx(.hidden)\nS=$Fn(a.b/c)\nT=$Fdd(/a/b/c/d/e)\n"
+                        "U=$Fn(R) tail\n"}, list("ABCEFGHIJKLMOQSTU"), "TOOL", {}),
+    ("f_lazy", {"top": "A = $Fn(P)\nP = /x/first.txt\nP = /y/second.txt\n"}, ["A"], "TOOL", {}),
+    ("substr", {"top": "S = abcdefgh\nA1=$SUBSTR(S, 2)\nA2=$SUBSTR(S, 2, 3)\nA3=$SUBSTR(S, -3)\n"
+                       "A4=$SUBSTR(S, 1, -2)\nA5=$SUBSTR(S, 20)\nA6=$SUBSTR(S, -20, 2)\nA7=$SUBSTR(S, 0, 0)\n"
+                       "A8=$SUBSTR(NOPE, 1)\n"},
+     ["A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8"], "TOOL", {}),
+    ("choice", {"top": "L = red, green, blue\nI = 2\nB1=$CHOICE(1, L)\nB2=$CHOICE(I, L)\nB3=$CHOICE(0, a, b, c)\n"
+                       "B4=$CHOICE(I, a,b ,c)\n"}, ["B1", "B2", "B3", "B4"], "TOOL", {}),
+    ("random_fixed", {"top": "A=$RANDOM_INTEGER(5, 5)\nB=$RANDOM_INTEGER(-3, -3, 1)\nC=$RANDOM_CHOICE(only)\n"
+                             "D=$RANDOM_CHOICE( a b )\nE=$RANDOM_INTEGER(7, 8, 5)\n"}, list("ABCDE"), "TOOL", {}),
+    ("dollar_no_paren", {"top": "A = $BOGUS\nB = cost $5 (x)\nC = a$\n"}, ["A", "B", "C"], "TOOL", {}),
+    # more constructs
+    ("blank_value", {"top": "A =\nB = $(A)x\nC = \t\n"}, ["A", "B", "C"], "TOOL", {}),
+    ("spaces_in_value", {"top": "A =   a   b   \nB=$(A)|\n"}, ["A", "B"], "TOOL", {}),
+    ("equals_in_value", {"top": "A = x = y\nB = ==\n"}, ["A", "B"], "TOOL", {}),
+    ("hash_in_value", {"top": "A = a#b\nB = #c\n"}, ["A", "B"], "TOOL", {}),
+    ("dotted_name", {"top": "A.B = 1\nA.B.C = 2\n"}, ["A.B", "A.B.C"], "TOOL", {}),
+    ("underscore_names", {"top": "_A = 1\nA_1 = 2\nB = $(_A)$(A_1)\n"}, ["_A", "A_1", "B"], "TOOL", {}),
+    ("macro_case", {"top": "Foo = bar\nA = $(FOO)$(foo)$(fOo)\n"}, ["A"], "TOOL", {}),
+    ("macro_spaces", {"top": "A = 1\nB = $( A )\n"}, ["B"], "TOOL", {}),
+    ("macro_nested_name", {"top": "N = A\nA = deep\nB = $($(N))\n"}, ["B"], "TOOL", {}),
+    ("macro_default_empty", {"top": "A = $(X:)\nB = [$(X:)]\n"}, ["A", "B"], "TOOL", {}),
+    ("macro_default_colon", {"top": "A = $(X:a:b)\n"}, ["A"], "TOOL", {}),
+    ("macro_unclosed", {"top": "A = $(B\n"}, ["A"], "TOOL", {}),
+    ("dollar_dollar_plain", {"top": "A = $$\nB = x$$(Y)\n"}, ["A", "B"], "TOOL", {}),
+    # (HTCondor hangs on SCHEDD.A = $(A) more: see docs/config.md, deliberate deviations)
+    ("redefine_many", {"top": "".join(f"A = {i}\n" for i in range(50))}, ["A"], "TOOL", {}),
+    ("long_chain", {"top": "".join(f"K{i} = $(K{i + 1})\n" for i in range(30)) + "K30 = end\n"}, ["K0"],
+     "TOOL", {}),
+    ("continuation_macro", {"top": "X = 1\nA = $(X) \\\n  $(X)\n"}, ["A"], "TOOL", {}),
+    ("multiline_macro", {"top": "X = v\nA @=end\n $(X)\n  b\n@end\n"}, ["A"], "TOOL", {}),
+    ("multiline_unclosed", {"top": "A @=end\nx\n"}, ["A"], "TOOL", {}),
+    ("if_else_if", {"top": "if false\nA=1\nelif false\nA=2\nelif true\nA=3\nelse\nA=4\nendif\n"}, ["A"],
+     "TOOL", {}),
+    ("if_not_version", {"top": "if ! version >= 99.0\nA=1\nendif\nif version == 25.14.1\nB=1\nendif\n"},
+     ["A", "B"], "TOOL", {}),
+    ("if_defined_table", {"top": "if defined SPOOL\nA=1\nendif\nif defined NOPE_KNOB\nB=1\nendif\n"},
+     ["A", "B"], "TOOL", {}),
+    ("if_defined_prefixed", {"top": "SCHEDD.X = 1\nif defined SCHEDD.X\nA=1\nendif\n"}, ["A"], "TOOL", {}),
+    ("if_macro_number", {"top": "N = 0\nif $(N)\nA=1\nelse\nA=2\nendif\n"}, ["A"], "TOOL", {}),
+    ("if_in_include", {"top": "X=1\ninclude : {d}/inc\n", "inc": "if defined X\nA = yes\nendif\n"}, ["A"],
+     "TOOL", {}),
+    ("else_twice", {"top": "if true\nelse\nelse\nendif\n"}, ["A"], "TOOL", {}),
+    ("elif_after_else", {"top": "if true\nelse\nelif true\nendif\n"}, ["A"], "TOOL", {}),
+    ("include_nested", {"top": "include : {d}/a\n", "a": "A = a\ninclude : {d}/b\n", "b": "B = $(A)b\n"},
+     ["A", "B"], "TOOL", {}),
+    ("include_relative_macro", {"top": "DIR = {d}\ninclude : $(DIR)/inc\n", "inc": "I = 1\n"}, ["I"], "TOOL", {}),
+    ("include_no_colon", {"top": "include {d}/inc\n", "inc": "I=1\n"}, ["I"], "TOOL", {}),
+    ("local_dir_missing", {"top": "LOCAL_CONFIG_DIR = {d}/nope\nA=1\n"}, ["A"], "TOOL", {}),
+    ("local_dir_two", {"top": "LOCAL_CONFIG_DIR = {d}/d1, {d}/d2\n", "d1/x": "A = 1\n", "d2/x": "A = 2\nB=2\n"},
+     ["A", "B"], "TOOL", {}),
+    ("local_dir_exclude", {"top": "LOCAL_CONFIG_DIR = {d}/cd\nLOCAL_CONFIG_DIR_EXCLUDE_REGEXP = ^skip\n",
+                           "cd/skip1": "A = skipped\n", "cd/keep": "B = kept\n"}, ["A", "B"], "TOOL", {}),
+    ("local_file_overrides_dir", {"top": "LOCAL_CONFIG_DIR = {d}/cd\nLOCAL_CONFIG_FILE = {d}/lf\n",
+                                  "cd/a": "A = dir\n", "lf": "A = $(A) file\n"}, ["A"], "TOOL", {}),
+    ("local_file_command", {"top": "LOCAL_CONFIG_FILE = echo A=piped |\n"}, ["A"], "TOOL", {}),
+    ("subsys_collector", {"top": "COLLECTOR.X = c\nSCHEDD.X = s\nX = p\n"}, ["X"], "COLLECTOR", {}),
+    ("subsys_negotiator", {"top": "NEGOTIATOR.X = n\nX = p\nY = $(X)\n"}, ["X", "Y"], "NEGOTIATOR", {}),
+    ("subsys_startd_macro", {"top": "STARTD.A = s\nB = [$(A)]\n"}, ["B"], "STARTD", {}),
+    ("subsys_master_list", {"top": "MASTER.DAEMON_LIST = MASTER SCHEDD\n"}, ["DAEMON_LIST"], "MASTER", {}),
+    ("subsys_tool_prefix", {"top": "TOOL.A = t\nA = p\n"}, ["A"], "TOOL", {}),
+    ("subsys_case", {"top": "schedd.a = s\n"}, ["A"], "SCHEDD", {}),
+    ("subsys_prefixed_default", {"top": "SCHEDD.LOG = /slog\nLOCAL_DIR = /l\n"}, ["LOG", "SCHEDD_LOG", "SPOOL"],
+     "SCHEDD", {}),
+    ("env_htcd_like", {"top": "A = file\n"}, ["A"], "TOOL", {"_CONDOR_A": "c"}),
+    ("env_expands", {"top": "B = bee\n"}, ["A"], "TOOL", {"_CONDOR_A": "[$(B)]"}),
+    ("env_self", {"top": "A = file\n"}, ["A"], "TOOL", {"_CONDOR_A": "$(A) env"}),
+    ("env_prefixed", {"top": "A = file\n"}, ["A"], "SCHEDD", {"_CONDOR_SCHEDD.A": "env"}),
+    ("env_lower", {"top": "A = file\n"}, ["A"], "TOOL", {"_condor_A": "lower"}),
+    ("env_empty", {"top": "A = file\n"}, ["A"], "TOOL", {"_CONDOR_A": ""}),
+    ("env_fn", {"top": "A = x\n"}, ["B"], "TOOL", {"_CONDOR_B": "$ENV(HOME)"}),
+    ("env_in_default", {"top": "A = $ENV(NOPE_X:$(B))\nB = bb\n"}, ["A"], "TOOL", {}),
+    ("real_div", {"top": "A = $REAL(7/2)\nB = $INT(7/2)\nC = $INT(7%3)\n"}, ["A", "B", "C"], "TOOL", {}),
+    ("mk_policy_subsys", {"top": "STARTD.PREEMPT = Custom\nuse POLICY : Preempt_If_Memory_Exceeded\n"},
+     _PREEMPT_IF, "STARTD", {}),
+    ("mk_policy_env", {"top": "use POLICY : Limit_Job_Runtimes(100)\n"}, _LIMIT, "TOOL",
+     {"_CONDOR_MAX_JOB_RUNTIME": "50"}),
+    ("mk_policy_in_if", {"top": "if version >= 25.0\nuse POLICY : Hold_If_Memory_Exceeded\nendif\n"}, _HOLD,
+     "TOOL", {}),
+    ("mk_policy_in_include", {"top": "include : {d}/inc\n", "inc": "use SECURITY : Strong\n"}, _SEC, "TOOL", {}),
+    ("mk_role_and_policy", {"top": "use ROLE : Personal\nuse POLICY : Always_Run_Jobs\n"
+                                   "use POLICY : Preempt_If_Cpus_Exceeded\n"},
+     ["DAEMON_LIST", "START"] + _PREEMPT_IF, "TOOL", {}),
+    ("mk_static_then_override", {"top": "use FEATURE : StaticSlots\nNUM_SLOTS_TYPE_1 = 3\n"}, ["NUM_SLOTS_TYPE_1"],
+     "TOOL", {}),
+    ("error_directive", {"top": "A = 1\nerror : stop here\n"}, ["A"], "TOOL", {}),
+    ("error_directive_skipped", {"top": "if false\nerror : not reached\nendif\nA = 1\n"}, ["A"], "TOOL", {}),
 ]
 
 
@@ -187,7 +336,7 @@ def oracle_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[
 
 
 def test_enough_layouts() -> None:
-    assert len(L) >= 40
+    assert len(L) >= 150
     assert len({c[0] for c in L}) == len(L)
 
 
