@@ -43,3 +43,14 @@ def htcd_machine_attributes(config: object) -> dict[str, object] | None:
     to a Python value (int, float, str, bool, list) or None.  Called at start-up and on every
     ad update, so keep it cheap or cache inside the plugin.
     """
+
+
+@hookspec
+def htcd_config_templates() -> list[tuple[str, str, str]] | None:
+    """Metaknob templates this plugin adds, as ``(category, name, text)`` tuples.
+
+    ``text`` is config language; ``$(1)``, ``$(2)``... are the arguments of
+    ``use CATEGORY : name(arg1, arg2)``.  htcd asks for these only when a ``use`` line names
+    a template it does not ship, so plugins cost nothing to configs that do not use them.
+    Replacing a shipped template is refused (the plugin is then disabled).
+    """

@@ -77,6 +77,20 @@ class PluginManager:
                 self.log.error("universe %s failed to start and is not offered: %r", uname, exc)
         return found
 
+    def register_config_templates(self) -> int:
+        """Give every plugin's metaknob templates to the config language."""
+        from htcd.config import register_templates
+
+        count = 0
+        for name, result in self._call_each("htcd_config_templates"):
+            try:
+                for category, template, text in result or []:
+                    register_templates(category, template, text)
+                    count += 1
+            except (ValueError, TypeError) as exc:
+                self._disable(name, f"bad config template: {exc}")
+        return count
+
     def machine_attributes(self, config: object) -> dict[str, object]:
         attrs: dict[str, object] = {}
         for _name, result in self._call_each("htcd_machine_attributes", config=config):

@@ -56,3 +56,33 @@ def test_unloadable_entry_point_is_disabled(pool_dir, monkeypatch) -> None:  # n
     pm = PluginManager().load_entry_points()
     assert "ghost" in pm.disabled and "no_such_module_xyz" in pm.disabled["ghost"]
     assert "vanilla" in pm.universes()
+
+
+class Templates:
+    @hookimpl
+    def htcd_config_templates(self) -> list:
+        return [("POLICY", "Test_Only_Plugin", "START = $(1:TRUE) && KeyboardIdle > 0\n")]
+
+
+def test_plugin_templates_are_fetched_only_when_needed(pool_dir) -> None:  # noqa: ANN001
+    from htcd import config
+
+    calls = []
+
+    def provider() -> None:
+        calls.append(1)
+        pm = PluginManager()
+        pm.register(Templates(), "templates")
+        pm.register_config_templates()
+
+    top = pool_dir / "cfg"
+    top.write_text("use POLICY : Always_Run_Jobs\n")
+    config.set_template_provider(provider)
+    try:
+        assert config.load("STARTD", env={"HTCD_CONFIG": str(top)}).get("START")
+        assert calls == [], "shipped templates need no plugins"
+        top.write_text("use POLICY : Test_Only_Plugin(Cpus > 0)\n")
+        assert config.load("STARTD", env={"HTCD_CONFIG": str(top)}).get("START") == "Cpus > 0 && KeyboardIdle > 0"
+        assert calls == [1]
+    finally:
+        config.set_template_provider(None)

@@ -13,6 +13,9 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
         p.add_argument("-fast", action="store_true", help="kill jobs at once instead of a graceful shutdown")
         p.add_argument("-graceful", action="store_true", help="graceful shutdown (the default)")
         return _off
+    if name == "reconfig":
+        p.add_argument("-daemon", help="only this daemon of this host (default: the master, which passes it on)")
+        return _reconfig
     p.add_argument("daemon", nargs="?", default="SCHEDD",
                    help="which daemon of this host: MASTER, COLLECTOR, NEGOTIATOR, SCHEDD, STARTD")
     return _ping
@@ -53,4 +56,24 @@ def _ping(args: argparse.Namespace) -> int:
         raise UserError(f"no {subsys} address file on this host ({cfg.get(subsys + '_ADDRESS_FILE')})")
     reply = common.call(addr, "PING", f"cannot reach the {subsys.lower()}")
     print(f"{subsys} {reply['name']} at {addr}: authenticated as {reply['identity']} by {reply['method']}")
+    return 0
+
+
+def _reconfig(args: argparse.Namespace) -> int:
+    from htcd.cli import common
+    from htcd.daemon import locate
+    from htcd.errors import UserError
+
+    try:
+        cfg = common.config()
+    except UserError as exc:
+        raise UserError(f"{exc}\nnothing was sent: the daemons keep their running config") from None
+    subsys = (args.daemon or "MASTER").upper()
+    addr = common.collector(cfg) if subsys == "COLLECTOR" else locate.local_daemon(cfg, subsys)
+    if addr is None:
+        raise UserError(f"no {subsys.lower()} is running for LOCAL_DIR {cfg.get('LOCAL_DIR')}")
+    reply = common.call(addr, "DC_RECONFIG", f"reconfig of the {subsys.lower()} failed")
+    print(f'Sent "Reconfig" command to local {subsys.lower()}')
+    for knob in reply.get("pending_restart") or []:
+        print(f"  {knob} changed: it takes effect only when the daemons restart")
     return 0

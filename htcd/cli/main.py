@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "status": ("status", "list slots and daemons known to the collector"),
     "config_val": ("config_val", "print configuration values"),
     "off": ("control", "shut down the daemons of this host"),
+    "reconfig": ("control", "make this host's daemons re-read their configuration"),
     "ping": ("control", "check that a daemon answers and show who it thinks you are"),
     "version": ("control", "print the version"),
     "classad_eval": ("classad_eval", "evaluate ClassAd expressions (or a JSON-lines stream of them)"),
@@ -64,9 +65,18 @@ def _wanted(argv: list[str]) -> str | None:
     return None
 
 
+def _plugin_templates() -> None:
+    from htcd.plugins import PluginManager
+
+    PluginManager().load_entry_points().register_config_templates()
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is not None:
         sys.argv[1:] = argv
+    from htcd.config import set_template_provider
+
+    set_template_provider(_plugin_templates)
     parser, runners = build_parser()
     args = parser.parse_args()
     if args.version and not args.command:

@@ -11,9 +11,10 @@ from htcd.config._core import (
     known_templates,
     load,
     register_templates,
+    set_template_provider,
 )
 from htcd.config._expand import ConfigError
 from htcd.config._table import Param, table
 
 __all__ = ["COMPAT_VERSION", "EMBEDDED_DEFAULT", "Config", "ConfigError", "Param", "known_templates",
-           "load", "register_templates", "table"]
+           "load", "register_templates", "set_template_provider", "table"]

@@ -8,7 +8,7 @@ exception: ``A = $(A) more`` takes the previous definition at once.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from htcd.config._expand import Arith, ConfigError, expand, find_close, split_top
 from htcd.config._table import COMPUTED, table
@@ -645,6 +645,16 @@ def known_templates() -> dict[str, list[str]]:
     return out
 
 
+_PROVIDER: list[Callable[[], None]] = []
+
+
+def set_template_provider(provider: Callable[[], None] | None) -> None:
+    """Install a function that registers more templates (plugins' ones) when a ``use`` line
+    names a template not found so far.  Called at most once, so config loads that use only
+    shipped templates never pay for loading plugins."""
+    _PROVIDER[:] = [provider] if provider else []
+
+
 def _template(cat: str, name: str, source: str, line: int) -> str:
     registered = _REGISTERED.get((cat.lower(), name.lower()))
     if registered is not None:
@@ -653,6 +663,10 @@ def _template(cat: str, name: str, source: str, line: int) -> str:
     if "/" not in cat + name and os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
             return f.read()
+    if _PROVIDER:
+        provider = _PROVIDER.pop()
+        provider()
+        return _template(cat, name, source, line)
     known = known_templates()
     if cat.upper() not in known:
         raise ConfigError(f"use {cat}:{name}: unknown category {cat}; known categories: "

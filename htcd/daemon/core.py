@@ -25,11 +25,21 @@ from htcd.daemon import locate
 from htcd.daemon.log import LOG_NAMES, open_log, parse_size
 from htcd.errors import UserError
 from htcd.wire.client import acall
-from htcd.wire.errors import WireError
+from htcd.wire.errors import CommandError, WireError
 from htcd.wire.server import Handler, Request, Server
 
 VERSION_STRING = f"$CondorVersion: {__version__} htcd $"
 PLATFORM_STRING = "$CondorPlatform: X86_64-Linux htcd $"
+
+
+def restart_knobs_changed(old: Config, new: Config) -> list[str]:
+    """Knobs the param table marks restart-only whose value differs between two configs."""
+    from htcd.config import table
+
+    params = table()
+    names = {n.upper() for n in (*old.names(), *new.names())}
+    return sorted(n for n in names
+                  if n.lower() in params and not params[n.lower()].reconfig and old.get(n) != new.get(n))
 
 
 class Daemon:
@@ -54,6 +64,7 @@ class Daemon:
         self._timers: list[asyncio.Task[None]] = []
         self._sequence = 0
         self._publishing: asyncio.Task[Any] | None = None
+        self.pending_restart: list[str] = []
 
     # -- identity and configuration -------------------------------------------------------
     @property
@@ -190,19 +201,28 @@ class Daemon:
         self.request_stop(fast=bool(req.arg("fast")))
         return "ok"
 
-    async def _cmd_reconfig(self, req: Request) -> str:
+    async def _cmd_reconfig(self, req: Request) -> dict[str, Any]:
+        self.log.info("reconfig requested by %s", req.identity)
         return self.reconfig()
 
-    def reconfig(self) -> str:
+    def reconfig(self) -> dict[str, Any]:
+        """Re-read the config.  Reconfigurable knobs take effect now; a changed restart-only knob
+        (per the param table) is logged and reported as pending.  A broken config is refused and
+        the running one kept."""
         try:
             config = load_config(self.subsystem, self.config.local_name)
         except UserError as exc:
             self.log.error("reconfig failed, keeping the running config: %s", exc)
-            raise
+            raise CommandError(f"{self.subsystem.lower()} kept its running config: {exc}", "BAD_CONFIG") from None
+        pending = restart_knobs_changed(self.config, config)
+        for knob in pending:
+            self.log.warning("%s changed (%r -> %r): it needs a restart of the %s; pending until then",
+                             knob, self.config.get(knob), config.get(knob), self.subsystem.lower())
+        self.pending_restart = sorted(set(self.pending_restart) | set(pending))
         self.config = config
         self.log.info("reconfigured from %s", ", ".join(config.files) or "the embedded default")
         self.reconfigured()
-        return "ok"
+        return {"daemon": self.subsystem, "pending_restart": self.pending_restart}
 
     @property
     def fast(self) -> bool:
@@ -282,7 +302,7 @@ class Daemon:
         self.request_stop()
 
     def _on_hup(self) -> None:
-        with contextlib.suppress(UserError):
+        with contextlib.suppress(CommandError):
             self.reconfig()
 
     def _write_address_file(self) -> None:

@@ -45,6 +45,13 @@ class Master(Daemon):
         self.request_stop(fast=bool(req.arg("fast")))
         return "ok"
 
+    def reconfigured(self) -> None:
+        """Pass the reconfig on to the children (SIGHUP), as HTCondor's master does."""
+        for child in self.children.values():
+            if child.proc and child.proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    child.proc.send_signal(signal.SIGHUP)
+
     def daemon_list(self) -> list[str]:
         names = [n.upper() for n in self.config.get_list("DAEMON_LIST", ["MASTER"])]
         unknown = [n for n in names if n != "MASTER" and n not in KNOWN]

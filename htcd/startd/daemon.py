@@ -87,6 +87,9 @@ class Startd(Daemon):
         self._claim_seq += 1
         slot.claim_id = f"{self.server.address}#{self.start_time}#{self._claim_seq}#{secrets.token_hex(16)}"
 
+    def reconfigured(self) -> None:
+        self.publish_soon()  # START, RANK and friends are read when ads are made
+
     # -- ads -----------------------------------------------------------------------------
     def slot_ad(self, slot: Slot) -> ClassAd:
         ad = self.base_ad("Machine")
