@@ -55,13 +55,48 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     p.add_argument("-reconfig-needs", dest="reconfig_needs", metavar="OLD_CONFIG",
                    help="compare with the config whose top file is OLD_CONFIG: which daemons need "
                         "a reconfig or a restart")
+    p.add_argument("-set", dest="set_", nargs="+", metavar='"NAME = value"',
+                   help="persistently set knobs in a running daemon (then htcd reconfig)")
+    p.add_argument("-unset", nargs="+", metavar="NAME", help="remove persistent settings from a running daemon")
+    p.add_argument("-rset", nargs="+", metavar='"NAME = value"',
+                   help="set knobs in a running daemon until it restarts (then htcd reconfig)")
+    p.add_argument("-runset", nargs="+", metavar="NAME", help="remove -rset settings from a running daemon")
+    p.add_argument("-daemon", default="MASTER",
+                   help="with -set/-unset/-rset/-runset: which daemon of this host (default MASTER)")
     return run
+
+
+def _remote_config(args: argparse.Namespace) -> int:
+    """Send -set/-unset/-rset/-runset to a daemon of this host, which checks and stores them."""
+    from htcd.cli import common
+    from htcd.daemon import locate
+    from htcd.errors import UserError
+
+    cfg = common.config()
+    subsys = args.daemon.upper()
+    addr = common.collector(cfg) if subsys == "COLLECTOR" else locate.local_daemon(cfg, subsys)
+    if addr is None:
+        raise UserError(f"no {subsys.lower()} is running for LOCAL_DIR {cfg.get('LOCAL_DIR')}")
+    if args.set_ or args.unset:
+        common.call(addr, "DC_CONFIG_PERSIST", f"the {subsys.lower()} refused", set=args.set_ or [],
+                    unset=args.unset or [])
+    else:
+        common.call(addr, "DC_CONFIG_RUNTIME", f"the {subsys.lower()} refused", set=args.rset or [],
+                    unset=args.runset or [])
+    for item in [*(args.set_ or []), *(args.rset or [])]:
+        print(f"Successfully set configuration \"{item}\" on {subsys.lower()} {addr}.")
+    for name in [*(args.unset or []), *(args.runset or [])]:
+        print(f"Successfully unset configuration \"{name}\" on {subsys.lower()} {addr}.")
+    print("Run htcd reconfig for the change to take effect.")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     from htcd.config import load
     from htcd.errors import UserError
 
+    if args.set_ or args.unset or args.rset or args.runset:
+        return _remote_config(args)
     if args.writeconfig:
         mode, path = args.writeconfig
         if mode.lower() != "upgrade":

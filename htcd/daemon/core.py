@@ -58,6 +58,7 @@ class Daemon:
         self.log = self.open_log(self.subsystem)
         handlers: dict[str, Handler] = {
             "PING": self._cmd_ping, "DC_OFF_GRACEFUL": self._cmd_off, "DC_RECONFIG": self._cmd_reconfig,
+            "DC_CONFIG_PERSIST": self._cmd_config_persist, "DC_CONFIG_RUNTIME": self._cmd_config_runtime,
         }
         handlers.update(self.command_handlers())
         self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log)
@@ -65,6 +66,7 @@ class Daemon:
         self._sequence = 0
         self._publishing: asyncio.Task[Any] | None = None
         self.pending_restart: list[str] = []
+        self.runtime_config: dict[str, str] = {}  # config_val -rset: kept until this daemon exits
 
     # -- identity and configuration -------------------------------------------------------
     @property
@@ -201,6 +203,42 @@ class Daemon:
         self.request_stop(fast=bool(req.arg("fast")))
         return "ok"
 
+    def load_config(self) -> Config:
+        """The config as this daemon sees it: files, persistent settings, then -rset settings."""
+        env = dict(os.environ)
+        env.update({f"_HTCD_{k}": v for k, v in self.runtime_config.items()})
+        return load_config(self.subsystem, self.config.local_name, env=env)
+
+    async def _cmd_config_persist(self, req: Request) -> str:
+        from htcd.config import persist_set, persist_unset
+
+        try:
+            if req.arg("set"):
+                persist_set(self.config, self.subsystem, list(req.arg("set")))
+            if req.arg("unset"):
+                persist_unset(self.config, self.subsystem, list(req.arg("unset")))
+        except UserError as exc:
+            raise CommandError(str(exc), "BAD_CONFIG") from None
+        self.log.info("persistent config changed by %s: set %s, unset %s", req.identity, req.arg("set"),
+                      req.arg("unset"))
+        return "ok"
+
+    async def _cmd_config_runtime(self, req: Request) -> str:
+        if not self.config.get_bool("ENABLE_RUNTIME_CONFIG", False):
+            raise CommandError(f"the {self.subsystem.lower()} refuses runtime config: "
+                               "ENABLE_RUNTIME_CONFIG is not true", "DENIED")
+        changes: dict[str, str] = {}
+        for item in req.arg("set") or []:
+            name, sep, value = str(item).partition("=")
+            if not sep or not name.strip().replace("_", "").replace(".", "").isalnum():
+                raise CommandError(f"{item!r}: expected NAME = value", "BAD_CONFIG")
+            changes[name.strip().upper()] = value.strip()
+        self.runtime_config.update(changes)
+        for name in req.arg("unset") or []:
+            self.runtime_config.pop(str(name).strip().upper(), None)
+        self.log.info("runtime config changed by %s: %s", req.identity, self.runtime_config)
+        return "ok"
+
     async def _cmd_reconfig(self, req: Request) -> dict[str, Any]:
         self.log.info("reconfig requested by %s", req.identity)
         return self.reconfig()
@@ -210,7 +248,7 @@ class Daemon:
         (per the param table) is logged and reported as pending.  A broken config is refused and
         the running one kept."""
         try:
-            config = load_config(self.subsystem, self.config.local_name)
+            config = self.load_config()
         except UserError as exc:
             self.log.error("reconfig failed, keeping the running config: %s", exc)
             raise CommandError(f"{self.subsystem.lower()} kept its running config: {exc}", "BAD_CONFIG") from None

@@ -23,6 +23,8 @@ _TABLE = [
     Command("PING", auth.READ, ("*",), "Check that the daemon answers; returns the caller's identity."),
     Command("DC_OFF_GRACEFUL", auth.ADMINISTRATOR, ("*",), "Shut the daemon down gracefully."),
     Command("DC_RECONFIG", auth.ADMINISTRATOR, ("*",), "Re-read the configuration."),
+    Command("DC_CONFIG_PERSIST", auth.CONFIG, ("*",), "Set or unset persistent config (config_val -set)."),
+    Command("DC_CONFIG_RUNTIME", auth.CONFIG, ("*",), "Set or unset config until restart (config_val -rset)."),
     # collector
     Command("UPDATE_AD", auth.DAEMON, ("COLLECTOR",), "Store or replace an ad (with an optional private ad)."),
     Command("INVALIDATE_AD", auth.DAEMON, ("COLLECTOR",), "Remove an ad at once (daemon shutdown)."),
