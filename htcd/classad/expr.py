@@ -97,13 +97,20 @@ def lookup(scope: ClassAd | None, lname: str, c: Ctx) -> object:
 
 
 def select(v: object, lname: str, c: Ctx) -> object:
-    """``v.name``: attribute of an ad; over a list, the attribute of each element."""
+    """``v.name``: attribute of an ad, else of the ads enclosing it (as HTCondor looks names up
+    in scope: ``[a = 7].b`` finds ``b`` in the ad the literal sits in); over a list, the
+    attribute of each element."""
     attrs = getattr(v, "_attrs", None)
     if attrs is not None:
-        e = attrs.get(lname)
-        if e is None:
-            return UNDEFINED
-        return eval_entry(v, e, c)  # type: ignore[arg-type]
+        ad = v
+        while True:
+            e = attrs.get(lname)
+            if e is not None:
+                return eval_entry(ad, e, c)  # type: ignore[arg-type]
+            ad = ad._parent  # type: ignore[attr-defined]
+            if ad is None:
+                return UNDEFINED
+            attrs = ad._attrs
     if type(v) is list:
         return [select(x, lname, c) for x in v]
     if v is UNDEFINED:
@@ -210,6 +217,18 @@ class Literal(Expr):
     def _compile(self) -> Fn:
         v = self.value
         return lambda s, c: v
+
+
+class RelTimeLiteral(Literal):
+    """``relTime("text")`` read at parse time: a number of seconds (a real, as in HTCondor) that
+    prints back as ``relTime("[D+]HH:MM:SS")``."""
+
+    __slots__ = ()
+
+    def _unparse(self, out: list[str], old: bool) -> None:
+        from .values import RelTime
+
+        out.append(f'relTime("{RelTime(self.value).text()}")')  # type: ignore[arg-type]
 
 
 class AttrRef(Expr):
@@ -678,7 +697,7 @@ class Call(Expr):
     def _compile(self) -> Fn:
         from .functions import compile_call
 
-        return compile_call(self.name, [a.compiled() for a in self.args])
+        return compile_call(self.name, [a.compiled() for a in self.args], self.args)
 
 
 class ListExpr(Expr):
@@ -765,6 +784,7 @@ _TOKEN = re.compile(
   | (?P<str>"(?:[^"\\]|\\.)*")
   | (?P<qname>'(?:[^'\\]|\\.)*')
   | (?P<op>>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>!~&|^()\[\]{},;.?:=])
+  | (?P<bad>.)
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -815,50 +835,48 @@ def _unescape_old(body: str) -> str:
 def tokenize(src: str, old: bool = False) -> list[Tok]:
     """Split text into tokens; adjacent string literals are joined as HTCondor does."""
     toks: list[Tok] = []
-    pos = 0
-    n = len(src)
-    match = _TOKEN.match
-    while pos < n:
-        m = match(src, pos)
-        if m is None:
-            line, col = _where(src, pos)
-            raise ClassAdSyntaxError(f"unexpected character {src[pos]!r}", line=line, column=col)
+    append = toks.append
+    keywords = _KEYWORDS
+    last_str: Tok | None = None
+    for m in _TOKEN.finditer(src):
         kind = m.lastgroup
-        end = m.end()
-        text = m.group()
         if kind == "ws":
-            pos = end
             continue
-        if kind == "int":
+        text = m.group()
+        pos, end = m.span()
+        if kind == "id":
+            low = text.lower()
+            if low in keywords:
+                append(Tok("kw", text, pos, end, low))
+            else:
+                append(Tok("id", text, pos, end, text))
+        elif kind == "op":
+            if text == "/" and src.startswith("/*", pos):
+                line, col = _where(src, pos)
+                raise ClassAdSyntaxError("unterminated comment", line=line, column=col)
+            append(Tok("op", text, pos, end, text))
+        elif kind == "int":
             if len(text) > 1 and text[0] == "0":
                 line, col = _where(src, pos)
                 raise ClassAdSyntaxError(f"bad number {text!r}: expected a decimal without leading zero",
                                          line=line, column=col)
-            toks.append(Tok("int", text, pos, end, int(text)))
-        elif kind == "real":
-            toks.append(Tok("real", text, pos, end, float(text)))
+            append(Tok("int", text, pos, end, int(text)))
         elif kind == "str":
-            s = _unescape_old(text[1:-1]) if old else _unescape(text[1:-1])
-            if toks and toks[-1].kind == "str":
-                prev = toks[-1]
-                prev.value = prev.value + s  # type: ignore[operator]
-                prev.end = end
-            else:
-                toks.append(Tok("str", text, pos, end, s))
+            v = _unescape_old(text[1:-1]) if old else _unescape(text[1:-1])
+            if last_str is not None and toks[-1] is last_str:
+                last_str.value = last_str.value + v  # type: ignore[operator]
+                last_str.end = end
+                continue
+            last_str = Tok("str", text, pos, end, v)
+            append(last_str)
+        elif kind == "real":
+            append(Tok("real", text, pos, end, float(text)))
         elif kind == "qname":
-            toks.append(Tok("id", text, pos, end, _unescape(text[1:-1])))
-        elif kind == "id":
-            low = text.lower()
-            if low in _KEYWORDS:
-                toks.append(Tok("kw", text, pos, end, low))
-            else:
-                toks.append(Tok("id", text, pos, end, text))
+            append(Tok("id", text, pos, end, _unescape(text[1:-1])))
         else:
-            if text == "/" and src.startswith("/*", pos):
-                line, col = _where(src, pos)
-                raise ClassAdSyntaxError("unterminated comment", line=line, column=col)
-            toks.append(Tok("op", text, pos, end, text))
-        pos = end
+            line, col = _where(src, pos)
+            raise ClassAdSyntaxError(f"unexpected character {src[pos]!r}", line=line, column=col)
+    n = len(src)
     toks.append(Tok("eof", "", n, n))
     return toks
 
@@ -930,9 +948,6 @@ class Parser:
             cond = self.parse_binary(1)
             if self.at_op("?"):
                 self.i += 1
-                if self.at_op(":"):
-                    self.i += 1
-                    return self.check(Elvis(cond, self.parse_expr()))
                 then = self.parse_expr()
                 self.expect(":")
                 return self.check(Cond(cond, then, self.parse_expr()))
@@ -968,13 +983,35 @@ class Parser:
             nxt = self.peek()
             if t.text == "-" and nxt.kind in ("int", "real") and nxt.pos == t.end:
                 self.i += 1
-                return self.parse_postfix(self._number(nxt, True))
+                return self.parse_elvis(self.parse_postfix(self._number(nxt, True)))
             self.enter()
             try:
                 return self.check(Unary(t.text, self.parse_unary()))
             finally:
                 self.depth -= 1
-        return self.parse_postfix(self.parse_primary())
+        return self.parse_elvis(self.parse_postfix(self.parse_primary()))
+
+    def parse_elvis(self, node: Expr) -> Expr:
+        """``a ?: b`` binds as HTCondor's grammar has it: tighter than unary and binary operators,
+        left to right, with postfix expressions (or a negative number) on both sides, so
+        ``x ?: 0 + 1`` is ``(x ?: 0) + 1`` and ``-x ?: 5`` is ``-(x ?: 5)``."""
+        toks = self.toks
+        while True:
+            t = toks[self.i]
+            if not (t.kind == "op" and t.text == "?"):
+                return node
+            c = toks[self.i + 1]
+            if not (c.kind == "op" and c.text == ":"):
+                return node
+            self.i += 2
+            nxt = toks[self.i]
+            if nxt.kind == "op" and nxt.text == "-" and toks[self.i + 1].kind in ("int", "real") \
+                    and toks[self.i + 1].pos == nxt.end:
+                self.i += 2
+                right = self.parse_postfix(self._number(toks[self.i - 1], True))
+            else:
+                right = self.parse_postfix(self.parse_primary())
+            node = self.check(Elvis(node, right))
 
     def _number(self, tok: Tok, neg: bool) -> Expr:
         v = tok.value
@@ -1031,6 +1068,9 @@ class Parser:
             if self.at_op("(") and not t.text.startswith("'"):
                 self.i += 1
                 args = self._items(")")
+                if len(args) == 1 and type(args[0]) is Literal and type(args[0].value) is str \
+                        and t.text.lower() in ("abstime", "reltime"):
+                    return self._time_literal(t, args[0].value)
                 return self.check(Call(t.text, args))
             return AttrRef(t.value)  # type: ignore[arg-type]
         if k == "op":
@@ -1049,6 +1089,21 @@ class Parser:
                 return self.check(AdExpr(self.parse_ad_body()))
         self.i -= 1
         raise self.error("expected an expression")
+
+    def _time_literal(self, name: Tok, text: str) -> Expr:
+        """``absTime("...")`` / ``relTime("...")`` of a string literal is read at parse time, as
+        HTCondor does: malformed text is a syntax error."""
+        from .functions import parse_abstime, parse_reltime
+
+        if name.text.lower() == "abstime":
+            at = parse_abstime(text)
+            if at is None:
+                raise self.error(f"bad absTime text {text!r}", name)
+            return Literal(at)
+        secs = parse_reltime(text)
+        if secs is None:
+            raise self.error(f"bad relTime text {text!r}", name)
+        return RelTimeLiteral(float(secs))
 
     def _items(self, close: str) -> list[Expr]:
         self.enter()
@@ -1100,14 +1155,32 @@ class Parser:
             raise self.error("expected end of input")
 
 
+_CACHE: dict[tuple[str, bool], Expr] = {}
+CACHE_SIZE = 4096  # distinct texts whose trees are kept (least recently used dropped first)
+
+
 def parse_expr(text: str, old: bool = False) -> Expr:
     """Parse one expression; the whole text must be consumed.  ``old`` reads strings as the old
-    long format writes them (only \\" is an escape)."""
+    long format writes them (only \\" is an escape).
+
+    Trees are immutable, so identical text (schedds and collectors see the same Requirements in
+    thousands of ads) is parsed once: a bounded LRU dict maps text to its tree.  Texts holding a
+    nested ad (``[``) are not cached, since a nested ad is a mutable ClassAd."""
+    key = (text, old)
+    cache = _CACHE
+    e = cache.pop(key, None)
+    if e is not None:
+        cache[key] = e
+        return e
     p = Parser(text, old)
     if p.peek().kind == "eof":
         raise p.error("expected an expression")
     e = p.parse_expr()
     p.expect_end()
+    if "[" not in text:
+        if len(cache) >= CACHE_SIZE:
+            del cache[next(iter(cache))]
+        cache[key] = e
     return e
 
 

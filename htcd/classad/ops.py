@@ -75,11 +75,24 @@ def _num(v: object) -> object:
     return None
 
 
+_INF = float("inf")
+
+
 def _real_result(x: float) -> object:
-    # HTCondor turns an overflowing or undefined real result into ERROR.
-    if x - x != 0.0:
+    # HTCondor turns a real result of +infinity (overflow) into ERROR; -infinity and NaN stay.
+    if x == _INF:
         return ERROR
     return x
+
+
+def _real_div(x: float, y: float) -> object:
+    """IEEE division (x / 0.0 is +-infinity or NaN), then _real_result."""
+    if y == 0.0:
+        if x != x or x == 0.0:
+            return float("nan")
+        r = math.copysign(_INF, x) * math.copysign(1.0, y)
+        return _real_result(r)
+    return _real_result(x / y)
 
 
 def _idiv(a: int, b: int) -> object:
@@ -135,9 +148,7 @@ def arith(op: str, a: object, b: object) -> object:
     if op == "*":
         return _real_result(x * y)
     if op == "/":
-        if y == 0.0:
-            return ERROR
-        return _real_result(x / y)
+        return _real_div(x, y)
     return ERROR
 
 
@@ -158,6 +169,22 @@ def _time_arith(op: str, a: object, b: object) -> object:
             return AbsTime(a.epoch - b.seconds, a.offset)  # type: ignore[attr-defined]
         if ta is RelTime and tb is RelTime:
             return RelTime(a.seconds - b.seconds)  # type: ignore[attr-defined]
+    if op == "*" or op == "/":  # a duration scaled by a number
+        if ta is RelTime and tb in (int, float):
+            r, k = a.seconds, b  # type: ignore[attr-defined]
+        elif op == "*" and tb is RelTime and ta in (int, float):
+            r, k = b.seconds, a  # type: ignore[attr-defined]
+        else:
+            return ERROR
+        if op == "/":
+            if k == 0:
+                return ERROR
+            x = r / k
+        else:
+            x = r * k
+        if x != x or x in (float("inf"), float("-inf")):
+            return ERROR
+        return RelTime(int(x))
     return ERROR
 
 

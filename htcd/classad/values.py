@@ -79,7 +79,7 @@ class RelTime:
         return f"RelTime({self.seconds!r})"
 
     def text(self) -> str:
-        """HTCondor's [-][D+]HH:MM:SS[.fff] form."""
+        """HTCondor's [-][D+][HH:][MM:]SS[.fff] form: leading zero fields are left out."""
         secs = self.seconds
         sign = "-" if secs < 0 else ""
         secs = abs(secs)
@@ -88,7 +88,14 @@ class RelTime:
         days, rest = divmod(whole, 86400)
         hours, rest = divmod(rest, 3600)
         mins, s = divmod(rest, 60)
-        out = sign + (f"{days}+" if days else "") + f"{hours:02d}:{mins:02d}:{s:02d}"
+        if days:
+            out = f"{sign}{days}+{hours:02d}:{mins:02d}:{s:02d}"
+        elif hours:
+            out = f"{sign}{hours:02d}:{mins:02d}:{s:02d}"
+        elif mins:
+            out = f"{sign}{mins:02d}:{s:02d}"
+        else:
+            out = f"{sign}{s:02d}"
         if frac:
             out += f"{frac:.3f}"[1:]
         return out
@@ -119,7 +126,7 @@ class AbsTime:
         tz = _dt.timezone(_dt.timedelta(seconds=self.offset))
         when = _dt.datetime.fromtimestamp(int(self.epoch), tz)
         off = self.offset
-        sign = "-" if off < 0 else "+"
+        sign = "-" if off <= 0 else "+"  # HTCondor prints UTC as -00:00
         off = abs(off)
         return when.strftime("%Y-%m-%dT%H:%M:%S") + f"{sign}{off // 3600:02d}:{off % 3600 // 60:02d}"
 

@@ -19,7 +19,9 @@ import classad_corpus as corpus  # noqa: E402
 from htcd.classad import ClassAdSyntaxError, parse_ad, parse_expr, unparse  # noqa: E402
 
 EVAL_CASES = (corpus.LITERALS + corpus.ARITH + corpus.BITS + corpus.COMPARE + corpus.LOGIC
-              + corpus.TERNARY + corpus.REFS + corpus.FUNCTIONS)
+              + corpus.TERNARY + corpus.REFS + corpus.FUNCTIONS + corpus.LIBRARY
+              + corpus.TIMES + corpus.LIBRARY_ON_ADS + corpus.ELVIS
+              + corpus.MORE + corpus.NONFINITE)
 UNPARSE_CASES = EVAL_CASES + corpus.UNPARSE_ONLY
 
 # Deliberate deviations, documented in docs/classad.md.
@@ -72,8 +74,13 @@ def _oracle_rejects(text: str) -> bool:
 def test_syntax_errors(text: str) -> None:
     with pytest.raises(ClassAdSyntaxError):
         parse_expr(text)
-    if text not in ("0x10", "010", "1.", "x ]") and not text.startswith("["):
+    if text not in ("0x10", "010", "1.", "x ]", ".a", ". MY") and not text.startswith("["):
         assert _oracle_rejects(text)
+
+
+def test_corpus_size() -> None:
+    everything = set(EVAL_CASES + corpus.UNPARSE_ONLY + corpus.BAD)
+    assert len(everything) >= 800
 
 
 def test_match_semantics() -> None:
