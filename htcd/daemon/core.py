@@ -210,7 +210,12 @@ class Daemon:
         return load_config(self.subsystem, self.config.local_name, env=env)
 
     async def _cmd_config_persist(self, req: Request) -> str:
-        from htcd.config import persist_set, persist_unset
+        try:
+            from htcd.config import persist_set, persist_unset
+        except ImportError:
+            raise CommandError("persistent configuration (config_val -set/-unset) is not available in this "
+                               "version; config_val -rset works where ENABLE_RUNTIME_CONFIG is true",
+                               "UNSUPPORTED") from None
 
         try:
             if req.arg("set"):
