@@ -35,6 +35,16 @@ def query_collector(cfg: Config, ad_type: str, constraint: str | None = None,
     return [ClassAd.from_wire(w) for w in wires]
 
 
+def daemon_address(cfg: Config, subsystem: str) -> Address:
+    """A daemon of this host, by subsystem (the collector may also be another host's)."""
+    subsys = subsystem.upper()
+    addr = collector(cfg) if subsys == "COLLECTOR" else locate.local_daemon(cfg, subsys)
+    if addr is None:
+        raise UserError(f"no {subsys.lower()} is running for LOCAL_DIR {cfg.get('LOCAL_DIR')} "
+                        f"({cfg.get(subsys + '_ADDRESS_FILE')} is missing)")
+    return addr
+
+
 def schedd_address(cfg: Config, name: str | None = None) -> tuple[Address, str]:
     """(address, name) of the named schedd, or of this host's schedd."""
     if name is None:

@@ -69,14 +69,9 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 def _remote_config(args: argparse.Namespace) -> int:
     """Send -set/-unset/-rset/-runset to a daemon of this host, which checks and stores them."""
     from htcd.cli import common
-    from htcd.daemon import locate
-    from htcd.errors import UserError
 
-    cfg = common.config()
     subsys = args.daemon.upper()
-    addr = common.collector(cfg) if subsys == "COLLECTOR" else locate.local_daemon(cfg, subsys)
-    if addr is None:
-        raise UserError(f"no {subsys.lower()} is running for LOCAL_DIR {cfg.get('LOCAL_DIR')}")
+    addr = common.daemon_address(common.config(), subsys)
     if args.set_ or args.unset:
         common.call(addr, "DC_CONFIG_PERSIST", f"the {subsys.lower()} refused", set=args.set_ or [],
                     unset=args.unset or [])

@@ -31,14 +31,8 @@ def _version() -> int:
 
 def _off(args: argparse.Namespace) -> int:
     from htcd.cli import common
-    from htcd.daemon import locate
-    from htcd.errors import UserError
 
-    cfg = common.config()
-    addr = locate.local_daemon(cfg, "MASTER")
-    if addr is None:
-        raise UserError(f"no master is running for LOCAL_DIR {cfg.get('LOCAL_DIR')} "
-                        f"({cfg.get('MASTER_ADDRESS_FILE')} is missing)")
+    addr = common.daemon_address(common.config(), "MASTER")
     common.call(addr, "DAEMONS_OFF", "cannot reach the master", fast=args.fast)
     print("Sent \"Kill-All-Daemons\" command to local master")
     return 0
@@ -46,14 +40,9 @@ def _off(args: argparse.Namespace) -> int:
 
 def _ping(args: argparse.Namespace) -> int:
     from htcd.cli import common
-    from htcd.daemon import locate
-    from htcd.errors import UserError
 
-    cfg = common.config()
     subsys = args.daemon.upper()
-    addr = common.collector(cfg) if subsys == "COLLECTOR" else locate.local_daemon(cfg, subsys)
-    if addr is None:
-        raise UserError(f"no {subsys} address file on this host ({cfg.get(subsys + '_ADDRESS_FILE')})")
+    addr = common.daemon_address(common.config(), subsys)
     reply = common.call(addr, "PING", f"cannot reach the {subsys.lower()}")
     print(f"{subsys} {reply['name']} at {addr}: authenticated as {reply['identity']} by {reply['method']}")
     return 0
@@ -61,7 +50,6 @@ def _ping(args: argparse.Namespace) -> int:
 
 def _reconfig(args: argparse.Namespace) -> int:
     from htcd.cli import common
-    from htcd.daemon import locate
     from htcd.errors import UserError
 
     try:
@@ -69,9 +57,7 @@ def _reconfig(args: argparse.Namespace) -> int:
     except UserError as exc:
         raise UserError(f"{exc}\nnothing was sent: the daemons keep their running config") from None
     subsys = (args.daemon or "MASTER").upper()
-    addr = common.collector(cfg) if subsys == "COLLECTOR" else locate.local_daemon(cfg, subsys)
-    if addr is None:
-        raise UserError(f"no {subsys.lower()} is running for LOCAL_DIR {cfg.get('LOCAL_DIR')}")
+    addr = common.daemon_address(cfg, subsys)
     reply = common.call(addr, "DC_RECONFIG", f"reconfig of the {subsys.lower()} failed")
     print(f'Sent "Reconfig" command to local {subsys.lower()}')
     for knob in reply.get("pending_restart") or []:
