@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from htcd.config import Config
+    from htcd.wire.address import Address
 
 #: Daemons whose own knobs start with their subsystem name (SCHEDD_..., MAX_SCHEDD_LOG, ...).
 _DAEMONS = ("MASTER", "COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD")
@@ -61,17 +62,58 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     p.add_argument("-rset", nargs="+", metavar='"NAME = value"',
                    help="set knobs in a running daemon until it restarts (then htcd reconfig)")
     p.add_argument("-runset", nargs="+", metavar="NAME", help="remove -rset settings from a running daemon")
-    p.add_argument("-daemon", default="MASTER",
-                   help="with -set/-unset/-rset/-runset: which daemon of this host (default MASTER)")
+    p.add_argument("-daemon", help="with -set/-unset/-rset/-runset: which daemon of this host (default "
+                                   "MASTER); with -name: which kind of daemon the name is")
+    p.add_argument("-name", help="with -set/-unset/-rset/-runset: the daemon advertised under this Name "
+                                 "(found through the collector; it must run on this host)")
     return run
+
+
+#: Ad types in the collector -> the subsystem that advertises them.
+_AD_SUBSYS = {"DaemonMaster": "MASTER", "Collector": "COLLECTOR", "Negotiator": "NEGOTIATOR",
+              "Scheduler": "SCHEDD", "Machine": "STARTD"}
+
+
+def _named_daemon(cfg: Config, name: str, daemon: str | None) -> tuple[str, Address]:
+    """(subsystem, local address) of the daemon advertised as ``name``.
+
+    Only daemons of this host can be reached: tools talk to them over their Unix sockets, and
+    TCP connections between hosts are not authenticated yet.
+    """
+    from htcd.cli import common
+    from htcd.daemon import locate
+    from htcd.errors import UserError
+    from htcd.wire.address import Address
+
+    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+    kinds = [(t, s) for t, s in _AD_SUBSYS.items() if daemon is None or s == daemon.upper()]
+    if not kinds:
+        raise UserError(f"-daemon {daemon}: unknown daemon (known: {', '.join(_AD_SUBSYS.values())})")
+    for ad_type, subsys in kinds:
+        constraint = f'Name == "{quoted}"' + (f' || Machine == "{quoted}"' if subsys == "STARTD" else "")
+        ads = common.query_collector(cfg, ad_type, constraint, ["Name", "MyAddress"], limit=1)
+        if not ads:
+            continue
+        advertised = Address.parse(str(ads[0].get_value("MyAddress")))
+        local = locate.local_daemon(cfg, subsys) if subsys != "COLLECTOR" else locate.collector(cfg)
+        if local is None or (local.host, local.port) != (advertised.host, advertised.port):
+            raise UserError(f"{name} is the {subsys.lower()} at {advertised}, not a daemon of this host: "
+                            "remote config needs network authentication (TOKEN or SSL), which this "
+                            "version does not offer; run config_val on that host")
+        return subsys, local
+    raise UserError(f"no daemon named {name!r} is known to the collector; is it running?")
 
 
 def _remote_config(args: argparse.Namespace) -> int:
     """Send -set/-unset/-rset/-runset to a daemon of this host, which checks and stores them."""
     from htcd.cli import common
 
-    subsys = args.daemon.upper()
-    addr = common.daemon_address(common.config(), subsys)
+    cfg = common.config()
+    if args.name:
+        subsys, addr = _named_daemon(cfg, args.name, args.daemon)
+    else:
+        subsys = (args.daemon or "MASTER").upper()
+        addr = common.daemon_address(cfg, subsys)
     if args.set_ or args.unset:
         common.call(addr, "DC_CONFIG_PERSIST", f"the {subsys.lower()} refused", set=args.set_ or [],
                     unset=args.unset or [])
@@ -135,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             print(f"{knob} = {value}")
             print(_at(cfg.where(knob)))
+            if cfg.persistent and (cfg.where(knob) or ("", 0))[0] == cfg.persistent:
+                print(" # persistent: set with config_val -set (remove with -unset)")
             if not args.raw:
                 print(f" # raw: {knob} = {raw}")
         else:
@@ -186,6 +230,8 @@ def _non_defaults(cfg: Config) -> list:
 
 
 def _summary_text(cfg: Config, kind: str) -> str:
+    from htcd.config.persist import format_assignment
+
     entries = _non_defaults(cfg)
     lines: list[str] = []
     if kind == "upgrade":
@@ -204,18 +250,8 @@ def _summary_text(cfg: Config, kind: str) -> str:
     for source, group in by_source.items():
         lines += ["", "#", f"# from {source}", "#"]
         for e in sorted(group, key=lambda e: e.name.lower()):
-            lines.extend(_assignment(e.name, e.raw))
+            lines.extend(format_assignment(e.name, e.raw))
     return "\n".join(lines) + "\n"
-
-
-def _assignment(name: str, raw: str) -> list[str]:
-    """One knob as config text; a multi-line value is written with ``@=`` so it reads back."""
-    if "\n" not in raw:
-        return [f"{name} = {raw}"]
-    tag = "end"
-    while f"@{tag}" in raw:
-        tag += "x"
-    return [f"{name} @={tag}", *raw.split("\n"), f"@{tag}"]
 
 
 def _reconfig_needs(cfg: Config, old_top: str, local_name: str | None) -> int:

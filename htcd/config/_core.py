@@ -31,6 +31,10 @@ COLLECTOR_HOST = $(CONDOR_HOST):0
 LOCAL_DIR = $ENV(XDG_STATE_HOME:$ENV(HOME)/.local/state)/htcd
 """
 
+#: What an ``if`` may test, for the error of one that HTCondor's language does not allow.
+_SUPPORTED_IF = (" (an if tests one of: true/false/yes/no, a number (non-zero is true), 'defined NAME', "
+                 "'version OP x.y[.z]' with OP one of >= <= == != > <; each may be negated with '!'; "
+                 "for arithmetic, compute a knob with $INT(...) and test that)")
 _TRUE = {"true", "yes", "t", "y", "1", "on"}
 _FALSE = {"false", "no", "f", "n", "0", "off"}
 
@@ -58,6 +62,8 @@ class Config:
         self.subsystem = subsystem.upper()
         self.local_name = local_name
         self.files: list[str] = []
+        #: The persistent-config file read (config_val -set), if any.
+        self.persistent: str | None = None
         self._env: Mapping[str, str] = os.environ if env is None else env
         self._defs: dict[str, Entry] = {}
         self._cache: dict[str, str | None] | None = None
@@ -248,6 +254,15 @@ class Config:
         """The param-table (or computed) value of ``name``, ignoring every file."""
         e = _default_entry(name.lower(), self.subsystem)
         return None if e is None else e.raw
+
+    def copy(self) -> Config:
+        """An independent copy, e.g. to try a change before making it."""
+        other = Config(self.subsystem, self.local_name, self._env)
+        other.files = list(self.files)
+        other.persistent = self.persistent
+        other._defs = dict(self._defs)
+        other._cache = None if self._cache is None else {}
+        return other
 
     # ----- definitions -----------------------------------------------------------------------
 
@@ -481,11 +496,11 @@ class _Parser:
                     result = float(w) != 0
                 except ValueError:
                     raise ConfigError(f"{text.strip()} is not a valid if condition: not a boolean, "
-                                      "number, 'defined NAME' or 'version OP x.y'",
+                                      f"number, 'defined NAME' or 'version OP x.y'{_SUPPORTED_IF}",
                                       source=source, line=line) from None
         else:
             raise ConfigError(f"{text.strip()} is not a valid if condition: complex conditionals "
-                              "are not supported", source=source, line=line)
+                              f"are not supported{_SUPPORTED_IF}", source=source, line=line)
         return result != negate
 
     def _include(self, rest: str, source: str, line: int) -> None:
@@ -758,6 +773,7 @@ def load(subsystem: str = "TOOL", local_name: str | None = None,
         parser.parse_file(top)
     if top != "":
         _locals(cfg, parser)
+        _persistent(cfg, parser)
     _env_overrides(cfg, env)
     cfg._cache = {}
     return cfg
@@ -805,6 +821,16 @@ def _locals(cfg: Config, parser: _Parser) -> None:
                                   line=where[1] if where else None)
             continue
         parser.parse_file(path)
+
+
+def _persistent(cfg: Config, parser: _Parser) -> None:
+    """The daemon's ``config_val -set`` file, when ENABLE_PERSISTENT_CONFIG allows it."""
+    from htcd.config.persist import persistent_file
+
+    path = persistent_file(cfg)
+    if path is not None and os.path.exists(path):
+        parser.parse_file(path)
+        cfg.persistent = path
 
 
 def _env_overrides(cfg: Config, env: Mapping[str, str]) -> None:

@@ -21,9 +21,12 @@ class Param(NamedTuple):
     default: str | None
     reconfig: bool
     description: str
+    section: str = ""
 
 
 _TABLE: dict[str, Param] | None = None
+#: A line ``# == Title`` starts a section of the table (the grouping of docs/knobs.md).
+SECTION = "# == "
 
 
 def table() -> dict[str, Param]:
@@ -31,13 +34,17 @@ def table() -> dict[str, Param]:
     global _TABLE
     if _TABLE is None:
         rows: dict[str, Param] = {}
+        section = ""
         with open(os.path.join(_HERE, "param_table.tsv"), encoding="utf-8") as f:
             for line in f:
+                if line.startswith(SECTION):
+                    section = line[len(SECTION):].strip()
+                    continue
                 if line.startswith("#") or not line.strip():
                     continue
                 name, typ, default, when, desc = line.rstrip("\n").split("\t")
                 rows[name.lower()] = Param(name, typ, None if default == "-" else default,
-                                           when == "reconfig", desc)
+                                           when == "reconfig", desc, section)
         _TABLE = rows
     return _TABLE
 

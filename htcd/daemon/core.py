@@ -204,43 +204,39 @@ class Daemon:
         return "ok"
 
     def load_config(self) -> Config:
-        """The config as this daemon sees it: files, persistent settings, then -rset settings."""
+        """The config as this daemon sees it: files, persistent settings (read by ``load``), then
+        -rset settings, applied like environment overrides."""
         env = dict(os.environ)
         env.update({f"_HTCD_{k}": v for k, v in self.runtime_config.items()})
         return load_config(self.subsystem, self.config.local_name, env=env)
 
     async def _cmd_config_persist(self, req: Request) -> str:
-        try:
-            from htcd.config import persist_set, persist_unset
-        except ImportError:
-            raise CommandError("persistent configuration (config_val -set/-unset) is not available in this "
-                               "version; config_val -rset works where ENABLE_RUNTIME_CONFIG is true",
-                               "UNSUPPORTED") from None
+        """``config_val -set/-unset``: checked, then written to this daemon's persistent file."""
+        from htcd.config.persist import persist_changes
 
         try:
-            if req.arg("set"):
-                persist_set(self.config, self.subsystem, list(req.arg("set")))
-            if req.arg("unset"):
-                persist_unset(self.config, self.subsystem, list(req.arg("unset")))
+            path = persist_changes(self.config, list(req.arg("set") or []), list(req.arg("unset") or []))
         except UserError as exc:
             raise CommandError(str(exc), "BAD_CONFIG") from None
-        self.log.info("persistent config changed by %s: set %s, unset %s", req.identity, req.arg("set"),
-                      req.arg("unset"))
+        self.log.info("persistent config %s changed by %s: set %s, unset %s", path, req.identity,
+                      req.arg("set"), req.arg("unset"))
         return "ok"
 
     async def _cmd_config_runtime(self, req: Request) -> str:
+        """``config_val -rset/-runset``: checked like -set, kept in memory until this daemon exits."""
+        from htcd.config.persist import parse_changes
+
         if not self.config.get_bool("ENABLE_RUNTIME_CONFIG", False):
             raise CommandError(f"the {self.subsystem.lower()} refuses runtime config: "
                                "ENABLE_RUNTIME_CONFIG is not true", "DENIED")
-        changes: dict[str, str] = {}
-        for item in req.arg("set") or []:
-            name, sep, value = str(item).partition("=")
-            if not sep or not name.strip().replace("_", "").replace(".", "").isalnum():
-                raise CommandError(f"{item!r}: expected NAME = value", "BAD_CONFIG")
-            changes[name.strip().upper()] = value.strip()
+        try:
+            changes, names = parse_changes(self.config, list(req.arg("set") or []),
+                                           list(req.arg("unset") or []))
+        except UserError as exc:
+            raise CommandError(str(exc), "BAD_CONFIG") from None
         self.runtime_config.update(changes)
-        for name in req.arg("unset") or []:
-            self.runtime_config.pop(str(name).strip().upper(), None)
+        for name in names:
+            self.runtime_config.pop(name, None)
         self.log.info("runtime config changed by %s: %s", req.identity, self.runtime_config)
         return "ok"
 

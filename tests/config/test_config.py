@@ -219,6 +219,52 @@ def test_conditional_errors(tmp_path: Path, text: str, msg: str) -> None:
         cfg_of(tmp_path, text)
 
 
+@pytest.mark.parametrize("cond", ["2 > 1", "1 == 1", "$(N) >= 1", "defined A && defined B"])
+def test_complex_if_is_rejected_saying_what_is_supported(tmp_path: Path, cond: str) -> None:
+    """HTCondor rejects comparisons in ``if`` rather than mangling them; so does htcd, and says
+    what an ``if`` may test instead."""
+    with pytest.raises(ConfigError) as ei:
+        cfg_of(tmp_path, f"N = 2\nif {cond}\nA = 1\nendif\n")
+    msg = str(ei.value)
+    assert msg.startswith(f"{tmp_path / 'top'}:2: ") and "complex conditionals are not supported" in msg
+    assert "'defined NAME'" in msg and "'version OP x.y[.z]'" in msg and "$INT" in msg
+
+
+def test_local_config_dir_default_exclude(tmp_path: Path) -> None:
+    d = tmp_path / "cd"
+    d.mkdir()
+    for name in (".hidden", "a.py", "b.sh", "c~", "#d", "e.rpmsave", "e.rpmnew", "f.dpkg-old", "f.dpkg-dist",
+                 "g.pl", "h.cfsaved"):
+        (d / name).write_text(f"SKIPPED = {name}\n")
+    (d / "10-site").write_text("A = read\n")
+    (d / "20-site.conf").write_text("B = read\n")
+    cfg = cfg_of(tmp_path, f"LOCAL_CONFIG_DIR = {d}\n")
+    assert cfg.get("SKIPPED") is None
+    assert cfg.files[1:] == [str(d / "10-site"), str(d / "20-site.conf")]
+    assert cfg.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP") == table()["local_config_dir_exclude_regexp"].default
+
+
+def test_require_local_config_file_false_allows_a_missing_file(tmp_path: Path) -> None:
+    cfg = cfg_of(tmp_path, f"LOCAL_CONFIG_FILE = {tmp_path}/gone, {tmp_path}/there\n"
+                           "REQUIRE_LOCAL_CONFIG_FILE = false\n")
+    assert cfg.files == [str(tmp_path / "top")]
+    (tmp_path / "there").write_text("T = 1\n")
+    cfg = cfg_of(tmp_path, f"LOCAL_CONFIG_FILE = {tmp_path}/gone, {tmp_path}/there\n"
+                           "REQUIRE_LOCAL_CONFIG_FILE = false\n")
+    assert cfg.get("T") == "1" and cfg.files[-1] == str(tmp_path / "there")
+
+
+def test_include_command_output_is_config_text(tmp_path: Path) -> None:
+    """Every construct works in a command's output: assignments, if, use, self-reference."""
+    script = tmp_path / "gen.sh"
+    script.write_text("#!/bin/sh\necho 'A = $(A) generated'\necho 'if defined A'\necho 'B = yes'\necho endif\n"
+                      "echo 'use POLICY : Always_Run_Jobs'\n")
+    script.chmod(0o755)
+    cfg = cfg_of(tmp_path, f"A = top\ninclude command : {script}\n")
+    assert cfg.get("A") == "top generated" and cfg.get("B") == "yes" and cfg.get("START") == "True"
+    assert cfg.where("B") == (f"<command: {script}>", 3)
+
+
 # ----- metaknobs ---------------------------------------------------------------------------------
 
 

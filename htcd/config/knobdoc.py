@@ -1,0 +1,62 @@
+"""docs/knobs.md from the param table: ``python -m htcd.config.knobdoc > docs/knobs.md``.
+
+The table is the one place a knob's type, default and reconfig-or-restart are written, so the
+reference is generated from it (a test fails when docs/knobs.md falls behind).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from htcd.config._table import COMPUTED, table
+
+_INTRO = """\
+# Knob reference
+
+Generated from `htcd/config/param_table.tsv` by `python -m htcd.config.knobdoc > docs/knobs.md`;
+do not edit by hand. Each knob may be set in any config source
+(see docs/config.md), also per daemon (`SCHEDD.KNOB`) or per local name. **When** says what a
+change needs: `reconfig` (`htcd reconfig` applies it) or `restart` (the daemon must restart;
+a reconfig reports it as pending). A name with `<...>` stands for a family of knobs.
+
+Computed from the machine when the config loads (a file may override them):
+{computed}, SUBSYSTEM.
+"""
+
+
+def _cell(text: str) -> str:
+    """Table-safe text: pipes escaped, code spans for values."""
+    return text.replace("|", "\\|")
+
+
+def render() -> str:
+    """The whole of docs/knobs.md."""
+    sections: dict[str, list] = {}
+    for p in table().values():
+        sections.setdefault(p.section or "Other", []).append(p)
+    out = [_INTRO.format(computed=", ".join(n for n, _ in COMPUTED.values()))]
+    out.append("## Contents\n")
+    for title in sections:
+        anchor = "".join(c for c in title.lower().replace(" ", "-") if c.isalnum() or c == "-")
+        out.append(f"- [{title}](#{anchor})")
+    out.append("")
+    for title, rows in sections.items():
+        out.append(f"## {title}\n")
+        out.append("| Knob | Type | Default | When | Description |")
+        out.append("| --- | --- | --- | --- | --- |")
+        for p in rows:
+            default = "*(none)*" if p.default is None else ("*(empty)*" if p.default == "" else
+                                                            f"`{_cell(p.default)}`")
+            out.append(f"| `{p.name}` | {p.type} | {default} | {'reconfig' if p.reconfig else 'restart'} "
+                       f"| {_cell(p.description)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> int:
+    sys.stdout.write(render())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""The param table stays complete (every knob the code reads) and docs/knobs.md stays in step with it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from htcd.config import table
+from htcd.config._table import COMPUTED
+from htcd.config.knobdoc import render
+
+ROOT = Path(__file__).resolve().parents[2]
+GETTERS = {"get", "get_bool", "get_int", "get_list", "get_size", "get_expr", "get_float", "knob_int"}
+#: Names a Config is held under in the code (``self.config.get_int("X")``, ``cfg.get("X")``).
+RECEIVERS = {"config", "cfg", "self.config", "self.cfg", "self", "daemon.config", "self.daemon.config"}
+
+
+def _receiver(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_receiver(node.value)}.{node.attr}"
+    return "?"
+
+
+def knob_reads() -> list[tuple[str, str]]:
+    """(file:line, pattern) of every knob name passed to a config getter; an f-string's
+    placeholders become ``{}``."""
+    out = []
+    for path in [*(ROOT / "htcd").rglob("*.py"), *(ROOT / "plugins").rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in GETTERS and node.args):
+                continue
+            recv = _receiver(node.func.value)
+            if recv not in RECEIVERS or (recv == "self" and node.func.attr != "knob_int"):
+                continue
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                name = arg.value
+            elif isinstance(arg, ast.JoinedStr):
+                name = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in arg.values)
+            else:
+                continue
+            if re.fullmatch(r"[A-Za-z_{}][A-Za-z0-9_{}.]*", name):
+                out.append((f"{path.relative_to(ROOT)}:{node.lineno}", name))
+    return out
+
+
+def _family(name: str) -> re.Pattern[str]:
+    """A table name as a pattern: ``<SUBSYS>_LOG`` matches SCHEDD_LOG."""
+    return re.compile(".+".join(re.escape(part) for part in re.split(r"<[^>]*>", name)), re.IGNORECASE)
+
+
+def known(name: str) -> bool:
+    """In the table, computed, or matching a family row (``<SUBSYS>_LOG``); an f-string's ``{}``
+    stands for any text."""
+    names = [p.name for p in table().values()] + [n for n, _ in COMPUTED.values()] + ["SUBSYSTEM"]
+    want = re.compile(".+".join(re.escape(part) for part in name.split("{}")), re.IGNORECASE)
+    sample = name.replace("{}", "X")
+    return any(want.fullmatch(re.sub(r"<[^>]*>", "X", n)) or _family(n).fullmatch(sample) for n in names)
+
+
+def test_the_scan_finds_knob_reads() -> None:
+    reads = {name for _, name in knob_reads()}
+    assert {"START", "MAX_JOBS_RUNNING", "ENABLE_RUNTIME_CONFIG", "{}_LOG"} <= reads
+
+
+def test_every_knob_the_code_reads_is_in_the_param_table() -> None:
+    missing = sorted({f"{name} ({where})" for where, name in knob_reads() if not known(name.split(".")[-1])})
+    assert not missing, ("knobs read by the code but missing from htcd/config/param_table.tsv (add a row; "
+                         "a knob family is a row like <SUBSYS>_LOG): " + ", ".join(missing))
+
+
+def test_pattern_rows_and_f_strings_match() -> None:
+    assert known("{}_LOG") and known("MAX_{}_LOG") and known("SCHEDD_ADDRESS_FILE")
+    assert known("{}_{}_IS_WARNING") and known("SUBMIT_REQUIREMENT_{}") and known("STARTD_SETTABLE_ATTRS_CONFIG")
+    assert not known("NO_SUCH_KNOB_AT_ALL") and not known("{}_NO_SUCH_SUFFIX")
+
+
+def test_knobs_md_is_up_to_date() -> None:
+    current = (ROOT / "docs" / "knobs.md").read_text(encoding="utf-8")
+    assert current == render(), "docs/knobs.md is out of date: run python -m htcd.config.knobdoc > docs/knobs.md"
+
+
+def test_knobs_md_lists_every_row_with_its_section() -> None:
+    text = render()
+    for p in table().values():
+        assert f"`{p.name}`" in text
+    sections = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    assert len(sections) == len(set(sections)) >= 5
+    assert all(p.section for p in table().values()), "every row sits under a '# == Section' line"
