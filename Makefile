@@ -14,6 +14,7 @@ $(VENV)/.runtime: pyproject.toml
 
 $(VENV)/.dev: $(VENV)/.runtime
 	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q --target $(VENV)/htcondor24 htcondor==24.12.24
 	touch $@
 
 ## pool: start a personal pool from the embedded default and run a demo job through it

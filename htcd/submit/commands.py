@@ -33,6 +33,10 @@ KNOWN_COMMANDS: frozenset[str] = frozenset({
     "on_exit_hold", "on_exit_remove", "max_retries", "max_idle", "max_materialize",
     "docker_image", "container_image", "transfer_output_remaps", "stream_output", "stream_error",
     "stream_input", "job_lease_duration", "hold", "leave_in_queue", "kill_sig", "description",
+    "job_ad_information_attrs", "periodic_hold_reason", "periodic_hold_subcode", "on_exit_hold_reason", "on_exit_hold_subcode",
+    # accepted but, as in HTCondor 24, without an attribute of their own
+    "periodic_remove_reason", "periodic_remove_subcode", "periodic_release_reason", "periodic_release_subcode",
+    "on_exit_remove_reason", "on_exit_remove_subcode",
 })
 
 
@@ -64,8 +68,6 @@ def convert_size(value: str, units: Mapping[str, float]) -> str | None:
     """
     m = _SIZE.match(value)
     if not m:
-        if re.match(r"^\s*[\d.]", value):
-            raise ValueError(f"bad size {value.strip()!r}: expected a number with an optional K, M, G or T unit")
         return None
     unit = m.group(2).upper()
     if unit.endswith("B") and len(unit) == 2:
@@ -73,6 +75,15 @@ def convert_size(value: str, units: Mapping[str, float]) -> str | None:
     if unit not in units:
         raise ValueError(f"bad unit {m.group(2)!r} in {value.strip()!r}: use K, M, G or T")
     return str(math.ceil(float(m.group(1)) * units[unit]))
+
+
+def _kib(path: str) -> int | None:
+    """Size of a regular file in KiB, rounded up as condor_submit does; None if it is not one."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return math.ceil(st.st_size / 1024) if os.path.isfile(path) else None
 
 
 def _bool(value: str) -> bool | None:
@@ -101,17 +112,53 @@ def _mentions(expr: str, attr: str) -> bool:
     return re.search(rf"(?<![\w.])(?:TARGET\.)?{attr}\b", expr, re.IGNORECASE) is not None
 
 
+Settings = Callable[[], list[tuple[str, str, int]]]
+# What the custom (+Attr) and extra request_<x> sections read, for Plan.dirty.
+CUSTOM_MARK, REQUEST_MARK = "+", "request_*"
+
+# The build runs in sections, in this order.  A section reads commands (recorded while it
+# runs) and the state that the sections named here left on the translator.
+SECTIONS = ("universe", "iwd", "executable", "arguments", "environment", "files", "transfer", "resources",
+            "policy", "misc", "config_attrs", "custom", "requirements")
+_USES = {"executable": ("universe",), "files": ("iwd",), "transfer": ("universe", "iwd", "executable"),
+         "requirements": ("universe", "resources", "transfer")}
+
+
+@dataclass
+class Plan:
+    """A built job, section by section, so another proc re-runs only what its own values change.
+
+    ``steps`` holds per section the commands it read, and the attributes it set and removed.
+    """
+
+    ad: dict[str, str]
+    steps: list[tuple[str, frozenset[str], dict[str, str], tuple[str, ...]]]
+    state: dict[str, object]
+
+    def dirty(self, dynamic: set[str]) -> set[str]:
+        """Sections whose result can change when the commands in ``dynamic`` change."""
+        out: set[str] = set()
+        for name, reads, _, _ in self.steps:
+            if reads & dynamic or any(u in out for u in _USES.get(name, ())):
+                out.add(name)
+        return out
+
+
 class Translator:
     """Builds one job ad from expanded command values."""
 
-    def __init__(self, get: Getter, ctx: JobContext, source: str, custom: list[tuple[str, str, int]],
-                 request_extra: list[tuple[str, str, int]]) -> None:
+    def __init__(self, get: Getter, ctx: JobContext, source: str, custom: Settings,
+                 request_extra: Settings) -> None:
         self.get = get
         self.ctx = ctx
         self.source = source
-        self.custom = custom
-        self.request_extra = request_extra
+        self.custom_settings = custom
+        self.request_settings = request_extra
         self.ad: dict[str, str] = {}
+        self.universe = "vanilla"
+        self.container_clauses: list[str] = []
+        self.container_image_input = ""
+        self.reads: set[str] = set()
 
     def fail(self, message: str, line: int | None) -> SubmitError:
         return SubmitError(message, source=self.source, line=line)
@@ -125,22 +172,22 @@ class Translator:
         return value.strip()
 
     def first(self, *names: str) -> tuple[str, int] | None:
+        self.reads.update(names)
         for name in names:
             got = self.get(name)
             if got is not None and got[0].strip() != "":
                 return got[0].strip(), got[1]
         return None
 
-    def build(self) -> dict[str, str]:
+    def _base(self) -> None:
         ctx = self.ctx
-        ad = self.ad
-        ad.update({
+        self.ad.update({
             "MyType": quote("Job"), "TargetType": quote("Machine"),
             "ClusterId": str(ctx.cluster_id), "ProcId": str(ctx.proc_id),
             "Owner": quote(ctx.owner),
             "QDate": str(ctx.qdate), "EnteredCurrentStatus": str(ctx.qdate),
             "JobStatus": "1", "JobPrio": "0", "JobNotification": "0", "JobSubmitMethod": "0",
-            "CompletionDate": "0", "NumJobStarts": "0", "NumJobCompletions": "0", "NumRestarts": "0",
+            "NumJobStarts": "0", "NumJobCompletions": "0", "NumRestarts": "0",
             "NumCkpts": "0", "NumSystemHolds": "0", "CurrentHosts": "0", "MaxHosts": "1", "MinHosts": "1",
             "ExitBySignal": "false", "ExitStatus": "0", "LeaveJobInQueue": "false",
             "JobLeaseDuration": "2400", "TransferInputSizeMB": "0", "Rank": "0.0",
@@ -150,21 +197,45 @@ class Translator:
             "CumulativeRemoteSysCpu": "0.0", "CumulativeRemoteUserCpu": "0.0",
             "RemoteWallClockTime": "0.0",
         })
-        universe = self._universe()
-        self._iwd()
-        self._executable(universe)
-        self._arguments()
-        self._environment()
-        self._files()
-        self._transfer(universe)
-        self._resources()
-        self._policy()
-        self._misc()
-        self._custom()
-        self._requirements(universe)
+
+    def build(self) -> dict[str, str]:
+        """Build the whole ad; ``plan()`` then describes it for ``rebuild``."""
+        self._base()
+        self.steps: list[tuple[str, frozenset[str], dict[str, str], tuple[str, ...]]] = []
+        for name in SECTIONS:
+            before = dict(self.ad)
+            self.reads = set()
+            getattr(self, "_" + name)()
+            set_ = {k: v for k, v in self.ad.items() if before.get(k) != v}
+            removed = tuple(k for k in before if k not in self.ad)
+            self.steps.append((name, frozenset(self.reads), set_, removed))
+        return self.ad
+
+    def plan(self) -> Plan:
+        state = {k: v for k, v in vars(self).items()
+                 if k not in ("get", "ctx", "source", "custom_settings", "request_settings", "ad", "reads", "steps")}
+        return Plan(dict(self.ad), self.steps, state)
+
+    def rebuild(self, plan: Plan, dirty: set[str]) -> dict[str, str]:
+        """This proc's ad from ``plan``, re-running only the ``dirty`` sections."""
+        if not dirty:
+            ad = dict(plan.ad)
+            ad["ProcId"] = str(self.ctx.proc_id)
+            return ad
+        vars(self).update(plan.state)
+        self._base()
+        ad = self.ad
+        for name, _, set_, removed in plan.steps:
+            if name in dirty:
+                getattr(self, "_" + name)()
+            else:
+                ad.update(set_)
+                for k in removed:
+                    ad.pop(k, None)
         return ad
 
-    def _universe(self) -> str:
+    def _universe(self) -> None:
+        self.container_clauses, self.container_image_input = [], ""
         got = self.first("universe")
         name = got[0].lower() if got else "vanilla"
         if name not in UNIVERSES:
@@ -184,11 +255,33 @@ class Translator:
             img = self.first("container_image")
             if img is None:
                 raise self.fail("universe container needs container_image", got[1] if got else None)
-            self.ad["ContainerImage"] = quote(img[0])
+            self._container_image(img[0])
         img = self.first("docker_image")
         if img is not None:
             self.ad["DockerImage"] = quote(img[0])
-        return name
+        self.universe = name
+
+    def _container_image(self, image: str) -> None:
+        """Where the image comes from decides the attributes and the slot feature to require."""
+        self.container_clauses = ["TARGET.HasContainer"]
+        if "://" in image:
+            scheme = image.split("://", 1)[0].lower()
+            self.ad["ContainerImage"] = quote(image)
+            self.ad["ContainerImageSource"] = quote(scheme)
+            if scheme == "docker":
+                self.ad["WantDockerImage"] = "true"
+                self.container_clauses.append("TARGET.HasDockerURL")
+            return
+        if image.endswith(".sif"):
+            # A local SIF file is sent with the job like any input file.
+            self.ad["ContainerImage"] = quote(os.path.basename(image))
+            self.ad["ContainerImageFullPath"] = quote(image)
+            self.ad["ContainerImageSource"] = quote("cedar")
+            self.ad["WantSIF"] = "true"
+            self.container_clauses.append("TARGET.HasSIF")
+            self.container_image_input = image
+            return
+        self.ad["ContainerImage"] = quote(image)
 
     def _iwd(self) -> None:
         got = self.first("initialdir", "initial_dir", "iwd")
@@ -196,7 +289,8 @@ class Translator:
         self.iwd = iwd
         self.ad["Iwd"] = quote(iwd)
 
-    def _executable(self, universe: str) -> None:
+    def _executable(self) -> None:
+        universe = self.universe
         got = self.first("executable")
         if got is None:
             raise self.fail("no executable given: add 'executable = /path/to/program'", None)
@@ -209,21 +303,17 @@ class Translator:
                 raise self.fail(f"transfer_executable must be true or false, not {te[0]!r}", te[1])
             transfer = b
             self.ad["TransferExecutable"] = "true" if b else "false"
-        if universe in ("docker", "container") and not os.path.isabs(path) and te is None:
-            full = path  # the image supplies it
-        else:
-            full = os.path.normpath(os.path.join(self.ctx.submit_dir, path))
+        container = universe in ("docker", "container")
+        # An executable that is not transferred names a path on the execution point: kept as written.
+        full = path if not transfer and not container else os.path.normpath(os.path.join(self.ctx.submit_dir, path))
         self.ad["Cmd"] = quote(full)
-        size = 0
-        if universe in ("docker", "container"):
-            if os.path.isfile(full):
-                size = math.ceil(os.stat(full).st_size / 1024)
-        elif transfer:
-            try:
-                size = math.ceil(os.stat(full).st_size / 1024)
-            except OSError as err:
-                raise self.fail(f"executable {full!r} does not exist or cannot be read", line) from err
-        for attr in ("ExecutableSize", "ImageSize", "DiskUsage"):
+        size = _kib(full)
+        if size is None:
+            if transfer and not container:
+                raise self.fail(f"executable {full!r} does not exist or cannot be read", line)
+            size = 0
+        self.exe_kib = size
+        for attr in ("ExecutableSize", "ImageSize"):
             self.ad[attr] = str(size)
 
     def _arguments(self) -> None:
@@ -282,7 +372,7 @@ class Translator:
         if log is not None:
             self.ad["UserLog"] = quote(os.path.normpath(os.path.join(self.iwd, log[0])))
 
-    def _transfer(self, universe: str) -> None:
+    def _transfer(self) -> None:
         stf = self.first("should_transfer_files")
         value = stf[0].upper() if stf else "IF_NEEDED"
         if value in ("TRUE", "T"):
@@ -294,6 +384,8 @@ class Translator:
                             stf[1] if stf else None)
         self.stf = value
         self.ad["ShouldTransferFiles"] = quote(value)
+        stdin = self.first("input")
+        self.input_files: list[str] = [stdin[0]] if stdin and stdin[0] != "/dev/null" else []
         wto = self.first("when_to_transfer_output")
         wvalue = wto[0].upper() if wto else "ON_EXIT"
         if wvalue not in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
@@ -302,7 +394,8 @@ class Translator:
         if value == "NO" and wto is not None and wvalue != "ON_EXIT":
             raise self.fail("when_to_transfer_output needs should_transfer_files = YES or IF_NEEDED",
                             wto[1] if wto else None)
-        self.ad["WhenToTransferOutput"] = quote(wvalue)
+        if value != "NO":
+            self.ad["WhenToTransferOutput"] = quote(wvalue)
         if value != "YES":  # only needed when a shared filesystem may stand in for transfer
             fsd = self.ctx.config_get("FILESYSTEM_DOMAIN") or socket.getfqdn()
             self.ad["FileSystemDomain"] = quote(fsd)
@@ -310,6 +403,9 @@ class Translator:
                           ("transfer_output_files", "TransferOutput"),
                           ("transfer_output_remaps", "TransferOutputRemaps")):
             got = self.first(cmd)
+            if cmd == "transfer_input_files" and self.container_image_input:
+                files = [got[0]] if got else []
+                got = (",".join([*files, self.container_image_input]), got[1] if got else 0)
             if got is None:
                 continue
             if cmd == "transfer_output_remaps":
@@ -317,6 +413,11 @@ class Translator:
                 continue
             files = [f.strip() for f in got[0].split(",") if f.strip()]
             self.ad[attr] = quote(",".join(files))
+            if cmd == "transfer_input_files":
+                self.input_files.extend(files)
+        # DiskUsage: the executable plus every input file, each rounded up to a KiB.
+        disk = self.exe_kib + sum(_kib(os.path.join(self.iwd, f)) or 0 for f in self.input_files)
+        self.ad["DiskUsage"] = str(disk)
 
     def _resources(self) -> None:
         cpus = self.first("request_cpus")
@@ -333,10 +434,11 @@ class Translator:
         if gpus is not None:
             self.ad["RequestGPUs"] = self._number_or_expr("RequestGPUs", gpus, "0")
             self.extra_requests.append("GPUs")
-        for name, value, line in self.request_extra:
-            attr = "Request" + name[0].upper() + name[1:]
+        self.reads.add(REQUEST_MARK)
+        for name, value, line in self.request_settings():
+            attr = "Request" + name  # spelled as written, like condor_submit
             self.ad[attr] = self._number_or_expr(attr, (value, line), "0")
-            self.extra_requests.append(name[0].upper() + name[1:])
+            self.extra_requests.append(name)
 
     def _number_or_expr(self, attr: str, got: tuple[str, int] | None, default: str) -> str:
         if got is None:
@@ -362,6 +464,12 @@ class Translator:
             got = self.first(cmd)
             if got is not None:
                 self.ad[attr] = self.expr(attr, got[0], got[1])
+        # The reason and subcode a policy hold records (expressions, evaluated when it fires).
+        for cmd, attr in (("periodic_hold", "PeriodicHold"), ("on_exit_hold", "OnExitHold")):
+            for suffix, name in (("_reason", "Reason"), ("_subcode", "SubCode")):
+                got = self.first(cmd + suffix)
+                if got is not None:
+                    self.ad[attr + name] = self.expr(attr + name, got[0], got[1])
         oer = self.first("on_exit_remove")
         oer_text = self.expr("OnExitRemove", oer[0], oer[1]) if oer else None
         retries = self.first("max_retries")
@@ -422,6 +530,9 @@ class Translator:
         got = self.first("kill_sig")
         if got is not None:
             self.ad["KillSig"] = quote(got[0])
+        got = self.first("job_ad_information_attrs")
+        if got is not None:
+            self.ad["JobAdInformationAttrs"] = quote(got[0])
         got = self.first("description")
         if got is not None:
             self.ad["JobDescription"] = quote(got[0])
@@ -429,13 +540,30 @@ class Translator:
         if got is not None:
             self.ad["Rank"] = self.expr("Rank", got[0], got[1])
 
+    def _config_attrs(self) -> None:
+        """SUBMIT_ATTRS / SUBMIT_EXPRS: configuration values every job gets (the submit file wins)."""
+        get = self.ctx.config_get
+        names = [n for knob in ("SUBMIT_ATTRS", "SUBMIT_EXPRS") for n in re.split(r"[\s,]+", get(knob) or "") if n]
+        for name in names:
+            value = get(name)
+            if value is None or not value.strip():
+                continue
+            try:
+                check_expr(value)
+            except ValueError as err:
+                raise self.fail(f"configuration {name} (named in SUBMIT_ATTRS): invalid ClassAd expression "
+                                f"{value!r}: {err}", None) from err
+            self.ad[name] = value.strip()
+
     def _custom(self) -> None:
-        for attr, value, line in self.custom:
+        self.reads.add(CUSTOM_MARK)
+        for attr, value, line in self.custom_settings():
             if not value.strip():
                 raise self.fail(f"+{attr} has no value", line)
             self.ad[attr] = self.expr(attr, value, line)
 
-    def _requirements(self, universe: str) -> None:
+    def _requirements(self) -> None:
+        universe = self.universe
         got = self.first("requirements")
         user = self.expr("Requirements", got[0], got[1]) if got else ""
         clauses: list[str] = []
@@ -446,23 +574,25 @@ class Translator:
         if universe == "docker":
             if not _mentions(user, "HasDocker"):
                 clauses.append("TARGET.HasDocker")
+        elif universe == "container":
+            clauses.extend(c for c in self.container_clauses if not _mentions(user, c.split(".")[1]))
         elif not _mentions(user, "OpSys"):
             clauses.append(f'(TARGET.OpSys == "{_default_opsys(self.ctx.config_get)}")')
-        if not _mentions(user, "Disk"):
-            clauses.append("(TARGET.Disk >= RequestDisk)")
-        if not _mentions(user, "Memory"):
-            clauses.append("(TARGET.Memory >= RequestMemory)")
+        # Disk and Memory are always checked against the request, whatever the user wrote.
+        clauses.append("(TARGET.Disk >= RequestDisk)")
+        clauses.append("(TARGET.Memory >= RequestMemory)")
         if self.explicit_cpus and not _mentions(user, "Cpus"):
             clauses.append("(TARGET.Cpus >= RequestCpus)")
         for res in self.extra_requests:
             if not _mentions(user, res):
                 clauses.append(f"(TARGET.{res} >= Request{res})")
         if universe not in ("scheduler", "local") and not _mentions(user, "HasFileTransfer"):
-            if self.stf == "YES":
+            own_fsd = _mentions(user, "FileSystemDomain")  # the user's own domain test replaces ours
+            if self.stf == "YES" or (self.stf == "IF_NEEDED" and own_fsd):
                 clauses.append("(TARGET.HasFileTransfer)")
             elif self.stf == "IF_NEEDED":
                 clauses.append("((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))")
-            else:
+            elif not own_fsd:
                 clauses.append("(TARGET.FileSystemDomain == MY.FileSystemDomain)")
         self.ad["Requirements"] = " && ".join(clauses)
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import glob
 import os
 import re
-from collections.abc import Callable, Mapping
+import subprocess
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from htcd.submit.commands import KNOWN_COMMANDS, JobContext, Translator
+from htcd.submit.commands import CUSTOM_MARK, KNOWN_COMMANDS, REQUEST_MARK, JobContext, Plan, Translator
 from htcd.submit.errors import SubmitError
 from htcd.submit.macros import Expander, expand_or_raise
-from htcd.submit.parser import ParsedFile, QueueStatement, Setting, parse_file, split_row
+from htcd.submit.parser import ParsedFile, QueueStatement, Setting, parse_file, parse_queue, split_row
 
 _REF = re.compile(r"\$(?:INT|REAL|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
 _BUILTINS = {"cluster", "clusterid", "process", "procid", "step", "item", "itemindex", "row",
@@ -34,8 +36,9 @@ def _apply_slice(values: list[str], slice_text: str, line: int, source: str) -> 
 class SubmitDescription:
     """A parsed submit file; ``make_jobs`` produces the cluster and proc ads."""
 
-    def __init__(self, parsed: ParsedFile) -> None:
+    def __init__(self, parsed: ParsedFile, *, appended_after: int = 0, appended: int = 0) -> None:
         self.filename = parsed.filename
+        self._appended = (appended_after, appended)
         self.statements = parsed.statements
         if not any(isinstance(s, QueueStatement) for s in self.statements):
             # condor_submit needs a queue statement; a description without one queues one job.
@@ -78,6 +81,13 @@ class SubmitDescription:
         Every proc is built and validated before anything is returned, so a bad job
         anywhere means no jobs at all.
         """
+        with _appended_lines(*self._appended):
+            return self._make_jobs(cluster_id, submit_dir=submit_dir, owner=owner, qdate=qdate,
+                                   config_get=config_get, env=env)
+
+    def _make_jobs(self, cluster_id: int, *, submit_dir: str, owner: str, qdate: int,
+                   config_get: Callable[[str], str | None],
+                   env: Mapping[str, str] | None) -> tuple[dict[str, str], list[dict[str, str]]]:
         environ: Mapping[str, str] = dict(os.environ) if env is None else env
         submit_dir = os.path.abspath(submit_dir)
         table: dict[str, Setting] = {}
@@ -95,14 +105,26 @@ class SubmitDescription:
                 raise SubmitError(f"queue statement: job count {count_text!r} is not a whole number",
                                   source=self.filename, line=stmt.line)
             count = int(count_text)
+            dynamic = _dynamic(snapshot, {v.lower() for v in stmt.variables})
+            plan: Plan | None = None
+            dirty: set[str] = set()
+            fixed: dict[str, tuple[str, int]] = {}
             for index, row in enumerate(self._items(stmt, expander, submit_dir)):
                 for step in range(count):
                     vars_ = dict(base_vars)
                     vars_.update({"process": str(proc_id), "procid": str(proc_id), "step": str(step),
                                   "itemindex": str(index), "row": str(index), "node": "#pArAlLeLnOdE#"})
                     vars_.update(row)
-                    ads.append(self._build_one(snapshot, vars_, JobContext(
-                        cluster_id, proc_id, submit_dir, owner, qdate, config_get, environ)))
+                    tr = self._translator(snapshot, vars_, JobContext(
+                        cluster_id, proc_id, submit_dir, owner, qdate, config_get, environ), fixed)
+                    if plan is None:  # the statement's first job is built whole; the rest re-run what varies
+                        ads.append(tr.build())
+                        plan = tr.plan()
+                        dirty = plan.dirty(dynamic)
+                        fixed.update((k, got) for k in snapshot if k not in dynamic
+                                     and (got := tr.get(k)) is not None)
+                    else:
+                        ads.append(tr.rebuild(plan, dirty))
                     proc_id += 1
         return _split(ads)
 
@@ -134,13 +156,17 @@ class SubmitDescription:
                     is_dir = os.path.isdir(path)
                     if (stmt.match_kind == "files" and is_dir) or (stmt.match_kind == "dirs" and not is_dir):
                         continue
-                    name = rel + "/" if is_dir and not stmt.match_kind else rel
+                    name = rel + "/" if is_dir else rel
                     if name not in found:
                         found.append(name)
             found = _apply_slice(found, stmt.slice_text, stmt.line, src)
             rows = [split_row(v, len(names)) for v in found]
         else:
-            if stmt.filename:
+            if stmt.from_command:
+                command = expand_or_raise(expander, stmt.filename, source=src, line=stmt.line)
+                lines = [ln.strip() for ln in _command_output(command, submit_dir, src, stmt.line).splitlines()]
+                raw_rows = [ln for ln in lines if ln and not ln.startswith("#")]
+            elif stmt.filename:
                 fname = expand_or_raise(expander, stmt.filename, source=src, line=stmt.line)
                 path = os.path.join(submit_dir, fname)
                 try:
@@ -149,7 +175,8 @@ class SubmitDescription:
                 except OSError as err:
                     raise SubmitError(f"queue from {fname!r}: cannot read the file: {err.strerror}",
                                       source=src, line=stmt.line) from err
-                raw_rows = [ln for ln in lines if ln and not ln.startswith("#")]
+                # Every non-blank line is a row: '#' starts no comment in an item file.
+                raw_rows = [ln for ln in lines if ln]
             else:
                 raw_rows = list(stmt.items)
             raw_rows = _apply_slice(raw_rows, stmt.slice_text, stmt.line, src)
@@ -163,37 +190,135 @@ class SubmitDescription:
             out.append(item)
         return out
 
-    def _build_one(self, table: Mapping[str, Setting], vars_: Mapping[str, str], ctx: JobContext) -> dict[str, str]:
+    def _translator(self, table: Mapping[str, Setting], vars_: Mapping[str, str], ctx: JobContext,
+                    fixed: dict[str, tuple[str, int]]) -> Translator:
+        """A translator for one job; ``fixed`` caches the expansions that are the same for every job."""
         expander = Expander(self._lookup(table, vars_), ctx.env)
         src = self.filename
 
         def get(name: str) -> tuple[str, int] | None:
+            got = fixed.get(name)
+            if got is not None:
+                return got
             s = table.get(name)
             if s is None:
                 return None
             return expand_or_raise(expander, s.value, source=src, line=s.line), s.line
 
-        custom: list[tuple[str, str, int]] = []
-        extra: list[tuple[str, str, int]] = []
-        for s in table.values():
-            if s.name.startswith("+"):
-                custom.append((s.name[1:], expand_or_raise(expander, s.value, source=src, line=s.line), s.line))
-            elif s.key.startswith("request_") and s.key not in KNOWN_COMMANDS:
-                value = expand_or_raise(expander, s.value, source=src, line=s.line)
-                extra.append((s.name[len("request_"):], value, s.line))
-        return Translator(get, ctx, src, custom, extra).build()
+        def custom() -> list[tuple[str, str, int]]:
+            return [(s.name[1:], expand_or_raise(expander, s.value, source=src, line=s.line), s.line)
+                    for s in table.values() if s.name.startswith("+")]
+
+        def extra() -> list[tuple[str, str, int]]:
+            return [(s.name[len("request_"):], expand_or_raise(expander, s.value, source=src, line=s.line), s.line)
+                    for s in table.values() if _is_extra_request(s.key)]
+
+        return Translator(get, ctx, src, custom, extra)
+
+
+def _is_extra_request(key: str) -> bool:
+    return key.startswith("request_") and key not in KNOWN_COMMANDS
+
+
+_PER_PROC = frozenset(_BUILTINS - {"cluster", "clusterid", "dollar"})
+_VOLATILE = re.compile(r"\$(RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR)\(", re.IGNORECASE)
+
+
+def _dynamic(table: Mapping[str, Setting], queue_vars: set[str]) -> set[str]:
+    """Commands whose value may differ between the jobs of one queue statement.
+
+    A setting is dynamic when it names a per-job macro ($(Process), $(Item), a queue
+    variable...) or another dynamic setting, or uses a function that is random or whose
+    arguments are not followed here.
+    """
+    varying = set(_PER_PROC) | queue_vars
+    dynamic: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for key, s in table.items():
+            if key in dynamic:
+                continue
+            refs = {m.lower() for m in _REF.findall(s.value)}
+            if refs & varying or _VOLATILE.search(s.value):
+                dynamic.add(key)
+                varying.add(key)
+                changed = True
+    if any(k.startswith("+") for k in dynamic):
+        dynamic.add(CUSTOM_MARK)
+    if any(_is_extra_request(k) for k in dynamic):
+        dynamic.add(REQUEST_MARK)
+    return dynamic
+
+
+def _command_output(command: str, cwd: str, source: str, line: int) -> str:
+    """Standard output of ``queue ... from command |``, run by the shell in the submit directory."""
+    try:
+        done = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, check=False)
+    except OSError as err:
+        raise SubmitError(f"queue from {command!r} |: cannot run the command: {err.strerror}",
+                          source=source, line=line) from err
+    if done.returncode != 0:
+        detail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        raise SubmitError(f"queue from {command!r} |: the command failed: {detail[0]}", source=source, line=line)
+    return done.stdout
 
 
 def _split(ads: list[dict[str, str]]) -> tuple[dict[str, str], list[dict[str, str]]]:
     """Factor attributes identical across every proc into the cluster ad."""
     if not ads:
         return {}, []
-    common = {k: v for k, v in ads[0].items()
-              if k != "ProcId" and all(ad.get(k) == v for ad in ads[1:])}
-    procs = [{k: v for k, v in ad.items() if k == "ProcId" or k not in common} for ad in ads]
+    common = dict(ads[0])
+    del common["ProcId"]
+    for ad in ads[1:]:
+        for k, _ in common.items() - ad.items():  # set operations on the item views: C speed
+            del common[k]
+    procs = []
+    for ad in ads:
+        own = ad.keys() - common.keys()
+        procs.append({"ProcId": ad["ProcId"], **{k: ad[k] for k in own if k != "ProcId"}})
     return common, procs
 
 
-def parse_submit(text: str, filename: str = "<submit>") -> SubmitDescription:
-    """Parse submit-file text; raise SubmitError naming the line of the first problem."""
-    return SubmitDescription(parse_file(text, filename))
+def parse_submit(text: str, filename: str = "<submit>", *, append: Sequence[str] = (),
+                 queue: str | None = None) -> SubmitDescription:
+    """Parse submit-file text; raise SubmitError naming the line of the first problem.
+
+    ``append`` lines (condor_submit's ``-a``) go just before the first queue statement;
+    ``queue`` (``-queue``) replaces the file's queue statements.  Their errors name
+    ``-append`` / ``-queue`` instead of the file.
+    """
+    parsed = parse_file(text, filename)
+    base = len(text.splitlines())
+    if append:
+        extra = parse_file("\n".join(append), "-append")
+        if any(isinstance(s, QueueStatement) for s in extra.statements):
+            raise SubmitError("a queue statement cannot be appended; use -queue", source="-append")
+        # Appended lines are numbered after the file's so an error can be traced back to them.
+        moved = [Setting(s.name, s.value, s.line + base) for s in extra.statements if isinstance(s, Setting)]
+        at = next((i for i, s in enumerate(parsed.statements) if isinstance(s, QueueStatement)),
+                  len(parsed.statements))
+        parsed.statements[at:at] = moved
+    if queue is not None:
+        try:
+            stmt = parse_queue(queue, base + len(append) + 1, "-queue")
+        except SubmitError as err:
+            raise SubmitError(err.message, source="-queue") from err
+        parsed.statements = [s for s in parsed.statements if not isinstance(s, QueueStatement)] + [stmt]
+    with _appended_lines(base, len(append)):
+        return SubmitDescription(parsed, appended_after=base, appended=len(append))
+
+
+@contextlib.contextmanager
+def _appended_lines(base: int, count: int) -> Iterator[None]:
+    """Point an error on a line past the file's end at the -append / -queue argument it came from."""
+    try:
+        yield
+    except SubmitError as err:
+        if err.line is None or err.line <= base or err.source in ("-append", "-queue"):
+            raise
+        # Past the file's end: an appended line, else the -queue statement.
+        offset = err.line - base
+        if offset <= count:
+            raise SubmitError(err.message, source="-append", line=offset) from err
+        raise SubmitError(err.message, source="-queue") from err

@@ -1,5 +1,6 @@
 """Macro expansion for submit files: ``$(NAME)``, ``$(NAME:default)``, ``$ENV()``,
-``$INT()``, ``$REAL()``, ``$F<flags>()`` and ``$(DOLLAR)``.
+``$INT()``, ``$REAL()``, ``$F<flags>()``, ``$RANDOM_CHOICE()``, ``$RANDOM_INTEGER()``,
+``$CHOICE()``, ``$SUBSTR()`` and ``$(DOLLAR)``.
 
 Undefined macros expand to the empty string, as condor_submit does.  ``$$(...)`` is a
 match-time reference and is left untouched for the negotiator.
@@ -8,8 +9,10 @@ match-time reference and is left untouched for the negotiator.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import os
+import random
 import re
 from collections.abc import Callable, Mapping
 
@@ -17,7 +20,7 @@ from htcd.submit.errors import SubmitError
 
 _DOLLAR_MARK = "\x00DOLLAR\x00"
 _MAX_DEPTH = 32
-_FUNC = re.compile(r"\$(ENV|INT|REAL|F[a-zA-Z]*|)\(", re.IGNORECASE)
+_FUNC = re.compile(r"\$(ENV|INT|REAL|RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR|F[a-zA-Z]*|)\(", re.IGNORECASE)
 
 
 class MacroError(ValueError):
@@ -100,6 +103,38 @@ def _file_parts(flags: str, path: str) -> str:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _split_refs(text: str) -> tuple[str | tuple[str, str], ...]:
+    """``text`` as literal pieces and (function, unexpanded body) references; cached, since the
+    same values are expanded for every job."""
+    out: list[str | tuple[str, str]] = []
+    i = 0
+    while True:
+        j = text.find("$", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        if text.startswith("$$", j):
+            # Match-time $$(...) stays verbatim.
+            end = _matching_paren(text, j + 2) if text.startswith("(", j + 2) else -1
+            stop = end + 1 if end >= 0 else j + 2
+            out.append(text[i:stop])
+            i = stop
+            continue
+        m = _FUNC.match(text, j)
+        if not m:
+            out.append(text[i:j + 1])
+            i = j + 1
+            continue
+        close = _matching_paren(text, m.end() - 1)
+        if close < 0:
+            raise MacroError(f"unclosed macro reference {text[j:]!r}")
+        out.append(text[i:j])
+        out.append((m.group(1), text[m.end():close]))
+        i = close + 1
+    return tuple(out)
+
+
 class Expander:
     """Expands macro references against a lookup function and an environment."""
 
@@ -114,32 +149,15 @@ class Expander:
     def _expand(self, text: str, depth: int) -> str:
         if depth > _MAX_DEPTH:
             raise MacroError("macro expansion is too deeply nested (a macro refers to itself?)")
+        if "$" not in text:
+            return text
         out: list[str] = []
-        i = 0
-        while True:
-            j = text.find("$", i)
-            if j < 0:
-                out.append(text[i:])
-                break
-            if text.startswith("$$", j):
-                # Match-time $$(...) stays verbatim.
-                end = _matching_paren(text, j + 2) if text.startswith("(", j + 2) else -1
-                stop = end + 1 if end >= 0 else j + 2
-                out.append(text[i:stop])
-                i = stop
-                continue
-            m = _FUNC.match(text, j)
-            if not m:
-                out.append(text[i:j + 1])
-                i = j + 1
-                continue
-            close = _matching_paren(text, m.end() - 1)
-            if close < 0:
-                raise MacroError(f"unclosed macro reference {text[j:]!r}")
-            out.append(text[i:j])
-            body = self._expand(text[m.end():close], depth + 1)
-            out.append(self._call(m.group(1), body, depth))
-            i = close + 1
+        for part in _split_refs(text):
+            if isinstance(part, str):
+                out.append(part)
+            else:
+                func, inner = part
+                out.append(self._call(func, self._expand(inner, depth + 1), depth))
         return "".join(out)
 
     def _call(self, func: str, body: str, depth: int) -> str:
@@ -170,10 +188,51 @@ class Expander:
             if fmt.strip():
                 return _printf(fmt.strip(), float(num))
             return f"{float(num):G}"
+        if kind in ("RANDOM_CHOICE", "RANDOM_INTEGER", "CHOICE", "SUBSTR"):
+            return self._list_func(kind, [a.strip() for a in body.split(",")], depth)
         # $F<flags>(name)
         raw = self.lookup(body.strip())
         path = self._expand(raw, depth + 1) if raw is not None else body.strip()
         return _file_parts(func[1:], path)
+
+
+    def _value(self, name: str, depth: int) -> str:
+        """A macro's expanded value, or the text itself when no macro has that name."""
+        raw = self.lookup(name)
+        return self._expand(raw, depth + 1) if raw is not None else name
+
+    def _list_func(self, kind: str, args: list[str], depth: int) -> str:
+        """The functions whose arguments are a comma-separated list."""
+        if kind == "RANDOM_CHOICE":
+            if not args or args == [""]:
+                raise MacroError("$RANDOM_CHOICE() needs at least one choice")
+            return random.choice(args)
+        if kind == "RANDOM_INTEGER":
+            if len(args) not in (2, 3):
+                raise MacroError("$RANDOM_INTEGER(min, max[, step]) needs two or three numbers")
+            lo, hi, *step = (int(_arith(a)) for a in args)
+            if hi < lo or (step and step[0] <= 0):
+                raise MacroError(f"$RANDOM_INTEGER({', '.join(args)}): empty range")
+            return str(random.randrange(lo, hi + 1, step[0] if step else 1))
+        if kind == "CHOICE":
+            if len(args) < 2:
+                raise MacroError("$CHOICE(index, a, b, ...) needs an index and at least one choice")
+            index = int(_arith(self._value(args[0], depth)))
+            if not 0 <= index < len(args) - 1:
+                raise MacroError(f"$CHOICE: index {index} is out of range")
+            return args[index + 1]
+        # SUBSTR(name, start[, length]); a negative start counts from the end, as in HTCondor
+        if len(args) not in (2, 3):
+            raise MacroError("$SUBSTR(name, start[, length]) needs two or three arguments")
+        text = self._value(args[0], depth)
+        start = int(_arith(args[1]))
+        if start < 0:
+            start = max(0, len(text) + start)
+        if len(args) == 3:
+            length = int(_arith(args[2]))
+            end = start + length if length >= 0 else len(text) + length
+            return text[start:end]
+        return text[start:]
 
 
 def expand_or_raise(expander: Expander, text: str, *, source: str, line: int) -> str:

@@ -35,9 +35,10 @@ class QueueStatement:
     variables: tuple[str, ...] = ()
     source: str = ""  # "", "in", "matching", "from"
     items: tuple[str, ...] = ()  # inline items or rows, or globs for "matching"
-    filename: str = ""  # for "from file"
+    filename: str = ""  # for "from file", or the command line for "from command |"
     slice_text: str = ""
     match_kind: str = ""  # "", "files", "dirs"
+    from_command: bool = False  # "from command |": the rows are the command's output
 
 
 @dataclass
@@ -191,6 +192,13 @@ def parse_queue(rest: str, line: int, filename: str) -> QueueStatement:
     if not tail:
         raise SubmitError("queue statement: 'from' needs a file name or a '(' row list",
                           source=filename, line=line)
+    if tail.endswith("|"):
+        command = tail[:-1].strip()
+        if not command:
+            raise SubmitError("queue statement: 'from ... |' needs a command before the '|'",
+                              source=filename, line=line)
+        return QueueStatement(line, count, tuple(words), "from", filename=command, slice_text=slice_text,
+                              from_command=True)
     return QueueStatement(line, count, tuple(words), "from", filename=tail, slice_text=slice_text)
 
 

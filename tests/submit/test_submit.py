@@ -79,9 +79,10 @@ def test_queue_matching(tmp_path: Path, exe: Path) -> None:
 
 
 def test_queue_from_file_and_inline(tmp_path: Path, exe: Path) -> None:
+    # As in HTCondor, '#' starts no comment in an item file; blank lines are skipped.
     (tmp_path / "rows.txt").write_text("x1, 1\n# comment\n\nx2 2\n")
     ads = jobs("executable = run.sh\narguments = $(a)-$(b)\nqueue a,b from rows.txt\n", tmp_path)
-    assert [a["Args"] for a in ads] == ['"x1-1"', '"x2-2"']
+    assert [a["Args"] for a in ads] == ['"x1-1"', '"#-comment"', '"x2-2"']
     ads = jobs("executable = run.sh\narguments = $(a)|$(b)\nqueue a b from (\n 1 2\n 3, 4 5\n)\n", tmp_path)
     assert [a["Args"] for a in ads] == ['"1|2"', '"3|4 5"']
 
