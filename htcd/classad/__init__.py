@@ -7,6 +7,7 @@ behaviour deliberately differs from HTCondor's C++ library.
 from __future__ import annotations
 
 from .ad import ClassAd, matches, parse_ad, parse_json_ad, parse_old_ad, parse_old_ads, rank, symmetric_match
+from .analyze import Analysis, analyze
 from .expr import ClassAdSyntaxError, Expr, parse_expr, unparse
 from .values import ERROR, UNDEFINED, AbsTime, ErrorType, RelTime, UndefinedType, is_true
 
@@ -14,12 +15,14 @@ __all__ = [
     "ERROR",
     "UNDEFINED",
     "AbsTime",
+    "Analysis",
     "ClassAd",
     "ClassAdSyntaxError",
     "ErrorType",
     "Expr",
     "RelTime",
     "UndefinedType",
+    "analyze",
     "is_true",
     "matches",
     "parse_ad",

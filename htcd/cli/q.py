@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from htcd.classad import ClassAd
+from htcd.classad import ClassAd, unparse
 
 STATUS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 
@@ -24,6 +26,9 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     p.add_argument("-totals", action="store_true", help="only the totals")
     p.add_argument("-name", help="the schedd to ask (default: this host's)")
     p.add_argument("-limit", type=int, default=0, help="at most this many jobs")
+    p.add_argument("-autocluster", action="store_true", help="the autoclusters of the idle jobs")
+    p.add_argument("-better-analyze", "-analyze", dest="analyze", nargs="*", metavar="JOBID",
+                   help="why these jobs do (not) match: their Requirements against every slot")
     return run
 
 
@@ -44,27 +49,103 @@ def _constraint(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from htcd.cli import common, output
 
+    if args.analyze is not None:
+        from htcd.cli import analyze
+        return analyze.run(args)
+
+    from htcd.schedd.client import ScheddClient
+
     cfg = common.config()
     addr, name = common.schedd_address(cfg, args.name)
-    wires = common.call(addr, "QUERY_JOBS", "cannot reach the schedd", constraint=_constraint(args),
-                        limit=args.limit)
-    ads = [ClassAd.from_wire(w) for w in wires]
-    ads.sort(key=lambda a: (a.get_value("ClusterId", 0), a.get_value("ProcId", 0)))
+    constraint = _constraint(args)
     out = sys.stdout
-    if args.long:
-        out.write(output.long_form(ads))
-        return 0
-    if args.json:
-        out.write(output.json_form(ads) + "\n")
-        return 0
-    if args.af:
-        out.write(output.autoformat(ads, args.af))
-        return 0
-    out.write(f"\n\n-- Schedd: {name} : {addr} @ {common.now_stamp()}\n")
-    if not args.totals:
-        out.write(nobatch(ads) if args.nobatch else batch(ads))
-    out.write("\n" + totals("query", ads) + totals("all users", ads) + "\n")
+    with ScheddClient(addr, timeout=300.0) as schedd:
+        if args.autocluster:
+            out.write(autoclusters(schedd.autoclusters(constraint)))
+            return 0
+        if args.af and all(_NAME.match(a) for a in args.af) and not (args.long or args.json):
+            for chunk in schedd.query(constraint, list(args.af), args.limit):
+                out.write(_af_fast(chunk, args.af))
+            return 0
+        if args.long or args.json or args.af:
+            ads = _sorted(schedd.query(constraint, None, args.limit))
+            if args.long:
+                out.write(output.long_form(ads))
+            elif args.json:
+                out.write(output.json_form(ads) + "\n")
+            else:
+                out.write(output.autoformat(ads, args.af))
+            return 0
+        out.write(f"\n\n-- Schedd: {name} : {addr} @ {common.now_stamp()}\n")
+        owners = [t for t in args.targets if not t.replace(".", "", 1).isdigit()]
+        if len(owners) == 1 and len(args.targets) == 1 and not args.constraint:
+            counts = schedd.totals(None, owners[0])  # the schedd's per-owner counters: no scan
+        else:
+            counts = schedd.totals(constraint)
+        if not args.totals:
+            ads = _sorted(schedd.query(constraint, TABLE_ATTRS, args.limit))
+            out.write(nobatch(ads) if args.nobatch else batch(ads))
+    out.write("\n" + totals_line("query", counts["query"]) + totals_line("all users", counts["all"]) + "\n")
     return 0
+
+
+def _sorted(chunks: Iterator[list[dict[str, str]]]) -> list[ClassAd]:
+    """Ads by (cluster, proc): the schedd streams them in that order unless two submits committed
+    out of their reservation order."""
+    ads = [ClassAd.from_wire(w) for chunk in chunks for w in chunk]
+    ads.sort(key=lambda a: (a.get_value("ClusterId", 0), a.get_value("ProcId", 0)))
+    return ads
+
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# what the batch and -nobatch tables print
+TABLE_ATTRS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobBatchName", "Cmd", "Args", "Arguments",
+               "ImageSize", "JobPrio", "RemoteWallClockTime", "JobCurrentStartDate"]
+
+
+def _af_fast(chunk: list[dict[str, str]], attrs: list[str]) -> str:
+    """``-af`` of plain attribute names: literal values print straight from their text (one parse
+    per distinct text); a job with a computed value is evaluated as a whole ad."""
+    from htcd.classad import ClassAdSyntaxError, parse_expr
+    from htcd.cli.output import value_text
+
+    memo = _AF_MEMO
+    lines = []
+    for wire in chunk:
+        row = []
+        for a in attrs:
+            text = wire.get(a)
+            if text is None:
+                row.append("undefined")
+                continue
+            shown = memo.get(text)
+            if shown is None:
+                try:
+                    e = parse_expr(text)
+                except ClassAdSyntaxError:
+                    e = None
+                if e is not None and e.is_literal():
+                    v = e.const_value()
+                    shown = v if isinstance(v, str) else unparse(v)
+                    if len(memo) < 200_000:
+                        memo[text] = shown
+                else:
+                    shown = value_text(ClassAd.from_wire(wire), a)
+            row.append(shown)
+        lines.append(" ".join(row) + "\n")
+    return "".join(lines)
+
+
+_AF_MEMO: dict[str, str] = {}
+
+
+def autoclusters(rows: list[dict[str, Any]]) -> str:
+    """``-autocluster``: each autocluster's id, job count and significant attribute values."""
+    lines = []
+    for r in rows:
+        pairs = " ".join(f"{a}={v}" for a, v in zip(r["attrs"], r["values"], strict=False) if a)
+        lines.append(f"{r['id']:>6} {r['count']:>8} {r['owner']} {pairs}".rstrip())
+    return (" AUTO_ID JOB_COUNT OWNER SIGNIFICANT_ATTRIBUTES\n" + "\n".join(lines) + "\n") if lines else ""
 
 
 def _run_time(ad: ClassAd) -> float:
@@ -118,7 +199,6 @@ def batch(ads: list[ClassAd]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def totals(who: str, ads: list[ClassAd]) -> str:
-    st = [a.get_value("JobStatus") for a in ads]
-    return (f"Total for {who}: {len(ads)} jobs; {st.count(4)} completed, {st.count(3)} removed, "
-            f"{st.count(1)} idle, {st.count(2)} running, {st.count(5)} held, {st.count(7)} suspended\n")
+def totals_line(who: str, st: dict[int, int]) -> str:
+    return (f"Total for {who}: {sum(st.values())} jobs; {st.get(4, 0)} completed, {st.get(3, 0)} removed, "
+            f"{st.get(1, 0)} idle, {st.get(2, 0)} running, {st.get(5, 0)} held, {st.get(7, 0)} suspended\n")

@@ -1,4 +1,8 @@
-"""``htcd submit FILE``: parse locally, reserve a cluster id, commit every proc in one transaction."""
+"""``htcd submit FILE``: parse locally, reserve a cluster id, commit every proc in one transaction.
+
+Flags follow condor_submit: ``-append`` lines go before the queue statement, ``-queue``
+replaces it, ``-dump`` and ``-dry-run`` build the ads without submitting.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +16,37 @@ from collections.abc import Callable
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     p.add_argument("file", nargs="?", help="the submit description (default: standard input)")
     p.add_argument("-terse", action="store_true", help="print only the job id range")
+    p.add_argument("-verbose", action="store_true", help="print the ad of every job submitted")
     p.add_argument("-dump", metavar="FILE", help="write the job ads to FILE instead of submitting")
+    p.add_argument("-dry-run", dest="dry_run", metavar="FILE",
+                   help="show what would be submitted (ads to FILE, '-' for standard output); no schedd")
     p.add_argument("-batch-name", dest="batch_name", help="the JobBatchName of these jobs")
     p.add_argument("-name", help="the schedd to submit to (default: this host's)")
+    p.add_argument("-append", "-a", dest="append", action="append", default=[], metavar="LINE",
+                   help="a submit command added just before the queue statement (repeatable)")
+    p.add_argument("-queue", dest="queue", metavar="ARGS",
+                   help="the queue statement's arguments, replacing the file's queue statements")
     return run
+
+
+def _long_ads(cluster_ad: dict[str, str], procs: list[dict[str, str]]) -> str:
+    """Old long format, one ad per proc and a blank line after each, as condor_submit -dump."""
+    from htcd.classad import ClassAd
+
+    return "".join(ClassAd.from_wire({**cluster_ad, **p}).to_old() + "\n\n" for p in procs)
+
+
+def _write(path: str, text: str) -> None:
+    from htcd.errors import UserError
+
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w") as out:
+            out.write(text)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,35 +65,40 @@ def run(args: argparse.Namespace) -> int:
         filename, submit_dir = args.file, os.path.dirname(os.path.abspath(args.file))
     else:
         text, filename, submit_dir = sys.stdin.read(), "<stdin>", os.getcwd()
+    append = list(args.append)
     if args.batch_name:
-        text = f"batch_name = {args.batch_name}\n" + text
-    desc = parse_submit(text, filename)
+        append.append(f"batch_name = {args.batch_name}")
+    desc = parse_submit(text, filename, append=append, queue=args.queue)
     cfg = common.config("SUBMIT")
     owner = pwd.getpwuid(os.geteuid()).pw_name
-    if args.dump:
+    if args.dump or args.dry_run:
         cluster_ad, procs = desc.make_jobs(1, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
                                            config_get=cfg.get)
-        from htcd.classad import ClassAd
-        with open(args.dump, "w") as out:
-            for p in procs:
-                out.write(ClassAd.from_wire({**cluster_ad, **p}).to_old() + "\n\n")
+        _write(args.dump or args.dry_run, _long_ads(cluster_ad, procs))
+        if args.dry_run and args.dry_run != "-" and not args.terse:
+            print("Dry-Run job(s)" + "." * min(len(procs), 50))
+            print(f"{len(procs)} job(s) dry-run to cluster 1.")
         return 0
     addr, _ = common.schedd_address(cfg, args.name)
-    from htcd.wire.client import Connection
-    from htcd.wire.errors import WireError
+    from htcd.schedd.client import ScheddClient
 
-    try:
-        with Connection(addr) as conn:
-            cid = conn.call("RESERVE_CLUSTER")["cluster_id"]
-            cluster_ad, procs = desc.make_jobs(cid, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
-                                               config_get=cfg.get)
-            reply = conn.call("SUBMIT", cluster_id=cid, cluster_ad=cluster_ad, proc_ads=procs)
-    except WireError as exc:
-        raise UserError(f"cannot submit to the schedd: {exc}") from None
-    n = reply["procs"]
+    built: list[tuple[dict[str, str], list[dict[str, str]]]] = []
+
+    def build(cid: int) -> tuple[dict[str, str], list[dict[str, str]]]:
+        built.append(desc.make_jobs(cid, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
+                                    config_get=cfg.get))
+        return built[-1]
+
+    with ScheddClient(addr) as schedd:
+        done = schedd.submit(build)
+    for warning in done.warnings:
+        print(f"WARNING: {warning}", file=sys.stderr)
+    (cluster_ad, procs), cid, n = built[-1], done.cluster_id, done.procs
     if args.terse:
         print(f"{cid}.0 - {cid}.{n - 1}")
     else:
         print("Submitting job(s)" + "." * min(n, 50))
         print(f"{n} job(s) submitted to cluster {cid}.")
+    if args.verbose:
+        sys.stdout.write(_long_ads(cluster_ad, procs))
     return 0

@@ -104,18 +104,20 @@ class Negotiator(Daemon):
         self.log.info("  Negotiating with %s at %s", name, schedd)
         conn = await AsyncConnection.open(schedd)
         try:
-            requests = await conn.call("NEGOTIATE", submitter=name)
+            requests = await conn.call("NEGOTIATE", submitter=name, slot_ads=pool.sample())
             matches = []
             for req in requests:
                 job = ClassAd.from_wire(req["ad"])
-                slot = pool.best_for(job)
-                if slot is None:
-                    continue
-                slot.taken = True
-                slot_name = slot.ad.get_value("Name")
-                matches.append({"id": req["id"], "slot_ad": slot.ad.to_wire(), "claim_id": slot.claim_id})
-                self.match_log.info("      Matched %s %s %s preempting none %s %s", req["id"], name, schedd,
-                                    slot.ad.get_value("StartdIpAddr"), slot_name)
+                for _ in range(int(req.get("count") or 1)):  # one request stands for an autocluster
+                    slot = pool.best_for(job)
+                    if slot is None:
+                        break
+                    slot.taken = True
+                    slot_name = slot.ad.get_value("Name")
+                    matches.append({"id": req["id"], "autocluster": req.get("autocluster"),
+                                    "slot_ad": slot.ad.to_wire(), "claim_id": slot.claim_id})
+                    self.match_log.info("      Matched %s %s %s preempting none %s %s", req["id"], name, schedd,
+                                        slot.ad.get_value("StartdIpAddr"), slot_name)
             if matches:
                 await conn.call("MATCHES", matches=matches)
             self.log.info("    Request list for %s: %d requests, %d matched", name, len(requests), len(matches))

@@ -19,6 +19,16 @@ class Slot:
 class Pool:
     slots: list[Slot] = field(default_factory=list)
 
+    def sample(self, most: int = 16) -> list[dict[str, str]]:
+        """Slot ads with distinct Requirements/Rank/START (the schedd derives from them which job
+        attributes matter for matching, to group its jobs into autoclusters)."""
+        seen: dict[tuple[str, ...], dict[str, str]] = {}
+        for slot in self.slots:
+            key = tuple(slot.ad.expr_text(a) if a in slot.ad else "" for a in ("Requirements", "Rank", "START"))
+            if key not in seen and len(seen) < most:
+                seen[key] = slot.ad.to_wire()
+        return list(seen.values())
+
     def best_for(self, job: ClassAd) -> Slot | None:
         """The free slot that matches ``job`` with the highest job Rank (first one on ties)."""
         best: Slot | None = None

@@ -7,14 +7,17 @@ import contextlib
 import os
 import pwd
 import time
-from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
-from htcd.classad import ClassAd, ClassAdSyntaxError, is_true, parse_expr, unparse
+from htcd.classad import ClassAd, ClassAdSyntaxError, parse_expr, unparse
 from htcd.daemon import Daemon
+from htcd.daemon.log import parse_size
 from htcd.errors import UserError
-from htcd.schedd import history, userlog
-from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Job
+from htcd.schedd import history, limits, periodic, query, userlog
+from htcd.schedd.autocluster import AutoClusters
+from htcd.schedd.counters import Counters
+from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Cluster, Job
 from htcd.schedd.queue import JobId, JobQueue
 from htcd.schedd.shadow import Shadow, fits
 from htcd.wire.client import acall
@@ -23,6 +26,7 @@ from htcd.wire.server import Handler, Request
 
 # Attributes a client may not set at submit: the schedd owns them.
 PROTECTED = {"owner", "user", "clusterid", "procid", "jobstatus", "globaljobid"}
+YIELD_EVERY = 5000  # jobs handled between two yields to the event loop in long loops
 
 
 class Schedd(Daemon):
@@ -35,14 +39,18 @@ class Schedd(Daemon):
         spool = self.config.get("SPOOL") or "."
         path = self.config.get("JOB_QUEUE_LOG") or os.path.join(spool, "job_queue.log")
         self.queue = JobQueue(path)
-        self.jobs: dict[JobId, Job] = {}
-        self.clusters: dict[int, dict[str, str]] = {}
+        self.jobs: dict[JobId, Job] = {}  # in (cluster, proc) order: clusters arrive in id order
+        self.clusters: dict[int, Cluster] = {}
+        self.counters = Counters()
+        self.autoclusters = AutoClusters(self.config)
         self.next_cluster = 1
         self.reserved: dict[int, str] = {}
+        self.submitting = 0  # procs of submits being committed (counted against the limits)
         self.shadows: dict[JobId, Shadow] = {}
         self.shadow_tasks: set[asyncio.Task[Any]] = set()
         self._reschedule: asyncio.Task[None] | None = None
         self._owners_seen: set[str] = set()
+        self._starts: list[float] = []  # recent job starts, for JOB_START_DELAY/JOB_START_COUNT
         self._load()
 
     def default_name(self) -> str:
@@ -50,28 +58,40 @@ class Schedd(Daemon):
 
     def command_handlers(self) -> dict[str, Handler]:
         return {"RESERVE_CLUSTER": self.cmd_reserve, "SUBMIT": self.cmd_submit, "QUERY_JOBS": self.cmd_query,
-                "ACT_ON_JOBS": self.cmd_act, "NEGOTIATE": self.cmd_negotiate, "MATCHES": self.cmd_matches}
+                "ACT_ON_JOBS": self.cmd_act, "NEGOTIATE": self.cmd_negotiate, "MATCHES": self.cmd_matches,
+                "SET_ATTRIBUTES": self.cmd_set_attributes}
 
     # -- the queue in memory ---------------------------------------------------------------
+    def _add_job(self, job: Job) -> None:
+        self.jobs[job.id] = job
+        job.cluster.live += 1
+        self.counters.add(job.owner, job.status)
+
     def _load(self) -> None:
-        clusters, procs, self.next_cluster = self.queue.load()
-        self.clusters = clusters
+        wires, procs, self.next_cluster = self.queue.load()
+        self.clusters = {cid: Cluster(cid, wire) for cid, wire in wires.items()}
         requeued: dict[JobId, dict[str, str]] = {}
-        for (c, p), proc in procs.items():
-            job = Job(c, p, clusters.get(c, {}), proc)
-            self.jobs[job.id] = job
+        now = int(time.time())
+        for c, p, proc in procs:
+            cluster = self.clusters.get(c)
+            if cluster is None:
+                continue
+            proc.pop("ProcId", None)
+            job = Job(cluster, p, proc)
             if job.status == RUNNING:  # its shadow died with the old schedd
-                job.set(JobStatus=IDLE, LastJobStatus=RUNNING, EnteredCurrentStatus=int(time.time()))
+                job.set(JobStatus=IDLE, LastJobStatus=RUNNING, EnteredCurrentStatus=now)
                 requeued[job.id] = job.proc
+            self._add_job(job)
         if requeued:
             self.queue.set_proc_ads(requeued)
         self.log.info("job queue %s: %d clusters, %d jobs (%d were running, now idle)",
-                      self.queue.path, len(clusters), len(self.jobs), len(requeued))
+                      self.queue.path, len(self.clusters), len(self.jobs), len(requeued))
 
     def _persist(self, *jobs: Job) -> None:
         self.queue.set_proc_ads({j.id: j.proc for j in jobs})
 
     def _set_status(self, job: Job, status: int, **attrs: Any) -> None:
+        self.counters.move(job.owner, job.status, status)
         job.set(LastJobStatus=job.status, JobStatus=status, EnteredCurrentStatus=int(time.time()), **attrs)
 
     def _owner_ids(self, owner: str) -> tuple[int | None, int | None]:
@@ -80,15 +100,21 @@ class Schedd(Daemon):
             return pw.pw_uid, pw.pw_gid
         return None, None
 
-    def _event(self, job: Job, text: str) -> None:
+    def _log_targets(self, job: Job) -> list[str]:
         path = job.get("UserLog")
         targets = [p for p in (path if isinstance(path, str) else None, self.config.get("EVENT_LOG")) if p]
-        for target in targets:
-            full = target if os.path.isabs(target) else os.path.join(str(job.get("Iwd", "")), target)
+        iwd = str(job.get("Iwd", "") or "")
+        return [t if os.path.isabs(t) else os.path.join(iwd, t) for t in targets]
+
+    def _write_events(self, job: Job, text: str, targets: list[str] | None = None) -> None:
+        for full in targets if targets is not None else self._log_targets(job):
             try:
                 userlog.append(full, text, *self._owner_ids(job.owner))
             except OSError as exc:
                 self.log.error("job %s: cannot write event log %s: %s", job.id_text, full, exc)
+
+    def _event(self, job: Job, text: str) -> None:
+        self._write_events(job, text)
 
     def write_as_owner(self, job: Job, path: str, data: bytes) -> None:
         uid, gid = self._owner_ids(job.owner)
@@ -102,11 +128,17 @@ class Schedd(Daemon):
 
     def _leave_queue(self, job: Job) -> None:
         self.queue.delete([job.id])
-        self.jobs.pop(job.id, None)
-        if not any(c == job.cluster_id for c, _ in self.jobs):
-            self.clusters.pop(job.cluster_id, None)
-        with contextlib.suppress(OSError):
-            history.append(self.config.get("HISTORY"), job.ad)
+        if self.jobs.pop(job.id, None) is not None:
+            self.counters.remove(job.owner, job.status)
+            job.cluster.live -= 1
+            if job.cluster.live <= 0:
+                self.clusters.pop(job.cluster_id, None)
+        try:
+            history.append(self.config.get("HISTORY"), [job.ad],
+                           parse_size(self.config.get("MAX_HISTORY_LOG"), 20 * 1024 * 1024),
+                           self.knob_int("MAX_HISTORY_ROTATIONS", 2))
+        except (OSError, UserError) as exc:
+            self.log.error("cannot write the history file: %s", exc)
         self.publish_soon()
 
     # -- submit ----------------------------------------------------------------------------
@@ -116,6 +148,24 @@ class Schedd(Daemon):
         self.reserved[cid] = str(req.identity)
         return {"cluster_id": cid}
 
+    async def _validate(self, cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) -> None:
+        """Every expression must parse; each distinct text is parsed once, and the loop is given a
+        turn every few thousand procs so queries are answered while a large cluster is checked."""
+        seen: set[str] = set()
+        for i, ad in enumerate((cluster_ad, *proc_ads)):
+            if i % YIELD_EVERY == YIELD_EVERY - 1:
+                await asyncio.sleep(0)
+            for k, v in ad.items():
+                if v in seen:
+                    continue
+                try:
+                    parse_expr(v)
+                except ClassAdSyntaxError as exc:
+                    raise CommandError(f"attribute {k} = {v}: {exc}", "BAD_AD") from None
+                except TypeError:
+                    raise CommandError(f"attribute {k}: the value is not text", "BAD_AD") from None
+                seen.add(v)
+
     async def cmd_submit(self, req: Request) -> dict[str, Any]:
         cid = int(req.require("cluster_id"))
         if self.reserved.get(cid) != str(req.identity):
@@ -124,52 +174,74 @@ class Schedd(Daemon):
         proc_ads = [dict(p) for p in req.require("proc_ads")]
         if not proc_ads:
             raise CommandError("a submit needs at least one proc", "BAD_REQUEST")
+        user = req.identity.user
+        limits.check_counts(self.config, len(proc_ads), len(self.jobs) + self.submitting,
+                            self.counters.jobs(user))
         for ad in (cluster_ad, *proc_ads):
             for k in [k for k in ad if k.lower() in PROTECTED]:
                 del ad[k]
-        user = req.identity.user
         cluster_ad.update({"ClusterId": str(cid), "Owner": unparse(user), "User": unparse(str(req.identity)),
                            "JobStatus": str(IDLE)})
-        for i, p in enumerate(proc_ads):
-            p["ProcId"] = str(i)
-        for ad in (cluster_ad, *proc_ads):
-            for k, v in ad.items():
-                try:
-                    parse_expr(v)
-                except ClassAdSyntaxError as exc:
-                    raise CommandError(f"attribute {k} = {v}: {exc}", "BAD_AD") from None
-        self.queue.submit(cid, cluster_ad, proc_ads)  # durable before we answer
-        del self.reserved[cid]
-        self.clusters[cid] = cluster_ad
-        host = str(self.server.address)
-        now = time.time()
-        for p in proc_ads:
-            job = Job(cid, int(p["ProcId"]), cluster_ad, p)
-            self.jobs[job.id] = job
-            self._event(job, userlog.submit(cid, job.proc_id, host, when=now))
-        self.log.info("submitted cluster %d: %d procs by %s", cid, len(proc_ads), req.identity)
+        await self._validate(cluster_ad, proc_ads)
+        cluster = Cluster(cid, cluster_ad)
+        jobs = [Job(cluster, i, p) for i, p in enumerate(proc_ads)]
+        warnings = limits.check_requirements(self.config, self.make_ad(), (j.ad for j in jobs)) \
+            if self.config.get("SUBMIT_REQUIREMENT_NAMES") or self.config.get("SUBMIT_WARNING_NAMES") else []
+        self.submitting += len(jobs)
+        try:
+            # durable before we answer; the commit runs in a thread so queries are served meanwhile
+            await asyncio.to_thread(self.queue.submit, cid, cluster_ad, proc_ads)
+        finally:
+            self.submitting -= len(jobs)
+        self.reserved.pop(cid, None)
+        await self._submit_events(cluster, jobs)  # before any job can be matched and run
+        self.clusters[cid] = cluster
+        for job in jobs:  # all at once: queries never see part of a cluster
+            self._add_job(job)
+        self.log.info("submitted cluster %d: %d procs by %s", cid, len(jobs), req.identity)
         self.publish_soon()
         self.reschedule()
-        return {"cluster_id": cid, "procs": len(proc_ads)}
+        return {"cluster_id": cid, "procs": len(jobs), "warnings": warnings}
+
+    async def _submit_events(self, cluster: Cluster, jobs: list[Job]) -> None:
+        """One write per log file for the whole cluster when the log is a cluster attribute."""
+        host = str(self.server.address)
+        now = time.time()
+        shared = not any(k.lower() in ("userlog", "iwd") for j in jobs for k in j.proc)
+        if not shared:
+            for job in jobs:
+                self._event(job, userlog.submit(cluster.id, job.proc_id, host, when=now))
+            return
+        targets = self._log_targets(jobs[0])
+
+        def write() -> None:
+            text = "".join(userlog.submit(cluster.id, j.proc_id, host, when=now) for j in jobs)
+            self._write_events(jobs[0], text, targets)
+
+        if targets:
+            await asyncio.to_thread(write)
 
     # -- queries and actions ---------------------------------------------------------------
-    async def cmd_query(self, req: Request) -> list[dict[str, str]]:
-        text = req.arg("constraint")
-        try:
-            constraint = parse_expr(str(text)) if text else None
-        except ClassAdSyntaxError as exc:
-            raise CommandError(f"bad constraint: {exc}", "BAD_CONSTRAINT") from None
-        projection = {p.lower() for p in req.arg("projection") or []}
-        limit = int(req.arg("limit") or 0)
-        out: list[dict[str, str]] = []
-        for job in list(self.jobs.values()):
-            if constraint is not None and not is_true(constraint.eval(job.ad)):
-                continue
-            wire = job.wire()
-            out.append({k: v for k, v in wire.items() if k.lower() in projection} if projection else wire)
-            if limit and len(out) >= limit:
-                break
-        return out
+    def _jobs_for(self, req: Request) -> list[Job]:
+        """The jobs a query looks at: one owner's or one cluster's when the client says so."""
+        cluster = req.arg("cluster")
+        if cluster is not None:
+            return [j for j in self.jobs.values() if j.cluster_id == int(cluster)]
+        return list(self.jobs.values())
+
+    async def cmd_query(self, req: Request) -> Any:
+        constraint = query.parse_constraint(req.arg("constraint"))
+        if req.arg("totals"):
+            everyone = self.counters.of()
+            owner = req.arg("owner")
+            if owner is not None and constraint is None:
+                mine = self.counters.of(str(owner))
+            else:
+                mine = everyone if constraint is None else query.totals(self._jobs_for(req), constraint)
+            return {"query": mine, "all": everyone}
+        if req.arg("autoclusters"):
+            return self.autoclusters.summary(list(self.jobs.values()), constraint)
+        return await query.stream_jobs(req, self._jobs_for(req), constraint, self.autoclusters.attributes)
 
     def _select(self, req: Request) -> list[Job]:
         ids = req.arg("ids") or []
@@ -186,11 +258,7 @@ class Schedd(Daemon):
             except ValueError:
                 raise CommandError(f"bad job id {text!r}", "BAD_REQUEST") from None
         if constraint:
-            try:
-                expr = parse_expr(str(constraint))
-            except ClassAdSyntaxError as exc:
-                raise CommandError(f"bad constraint: {exc}", "BAD_CONSTRAINT") from None
-            chosen += [j for j in self.jobs.values() if is_true(expr.eval(j.ad))]
+            chosen += list(query.selected(list(self.jobs.values()), query.parse_constraint(constraint)))
         seen: set[JobId] = set()
         return [j for j in chosen if not (j.id in seen or seen.add(j.id))]  # type: ignore[func-returns-value]
 
@@ -216,6 +284,25 @@ class Schedd(Daemon):
         self.publish_soon()
         return {"results": results}
 
+    async def cmd_set_attributes(self, req: Request) -> dict[str, Any]:
+        """qedit: set attributes of the selected jobs, all in one transaction."""
+        attrs = {str(k): str(v) for k, v in dict(req.require("attrs")).items()}
+        bad = [k for k in attrs if k.lower() in PROTECTED or k.lower() == "procid"]
+        if bad:
+            raise CommandError(f"attribute {bad[0]} is set by the schedd only", "BAD_REQUEST")
+        await self._validate(attrs, [])
+        jobs = self._select(req)
+        if not jobs:
+            raise CommandError("no jobs matched", "NO_MATCH")
+        denied = [j.id_text for j in jobs if not self._may_act(req, j)]
+        if denied:
+            raise CommandError(f"{req.identity} may not edit job {denied[0]}", "DENIED")
+        changed = {j.id: {**j.proc, **attrs} for j in jobs}
+        self.queue.set_proc_ads(changed)
+        for j in jobs:
+            j.proc = changed[j.id]
+        return {"jobs": len(jobs)}
+
     def _remove(self, job: Job, reason: str) -> str:
         if job.status == REMOVED and not job.removing:
             return "already removed"
@@ -231,12 +318,12 @@ class Schedd(Daemon):
         self._leave_queue(job)
         return "removed"
 
-    def _hold(self, job: Job, reason: str) -> str:
+    def _hold(self, job: Job, reason: str, code: int = 1) -> str:
         if job.status in (HELD, REMOVED, COMPLETED):
             return f"not held: status {job.status}"
         if job.id in self.shadows:
             self.spawn(self.shadows[job.id].kill(), f"kill {job.id_text}")
-        self.hold(job, reason, code=1)
+        self.hold(job, reason, code=code)
         return "held"
 
     def _release(self, job: Job, reason: str) -> str:
@@ -248,6 +335,37 @@ class Schedd(Daemon):
         self._event(job, userlog.released(job.cluster_id, job.proc_id, reason))
         self.reschedule()
         return "released"
+
+    # -- policy ------------------------------------------------------------------------------
+    async def periodic_policy(self) -> None:
+        """Evaluate periodic_hold/release/remove and their SYSTEM_ versions over the queue."""
+        acted = 0
+        for i, job in enumerate(list(self.jobs.values())):
+            if i % YIELD_EVERY == YIELD_EVERY - 1:
+                await asyncio.sleep(0)
+            if job.id not in self.jobs or job.removing:
+                continue
+            decision = periodic.decide(self.config, job)
+            if decision is None:
+                continue
+            acted += 1
+            if decision.action == "hold":
+                self._hold(job, decision.reason, code=periodic.PERIODIC_HOLD_CODE)
+            else:
+                getattr(self, f"_{decision.action}")(job, decision.reason)
+        if acted:
+            self.publish_soon()
+
+    def may_start(self) -> bool:
+        """MAX_JOBS_RUNNING and JOB_START_COUNT jobs per JOB_START_DELAY seconds."""
+        if max(len(self.shadows), len(self.shadow_tasks)) >= self.knob_int("MAX_JOBS_RUNNING", 10000):
+            return False
+        delay = self.knob_int("JOB_START_DELAY", 0)
+        if delay <= 0:
+            return True
+        now = time.monotonic()
+        self._starts = [t for t in self._starts if now - t < delay]
+        return len(self._starts) < max(1, self.knob_int("JOB_START_COUNT", 1))
 
     # -- job lifecycle, called by shadows ---------------------------------------------------
     def hold(self, job: Job, reason: str, code: int = 0) -> None:
@@ -282,12 +400,26 @@ class Schedd(Daemon):
             attrs["ExitCode"] = int(result.get("exit_code") or 0)
         else:
             attrs["ExitSignal"] = int(sig)
-        self._set_status(job, COMPLETED, **attrs)
-        self._persist(job)
+        job.set(**attrs)
         self._event(job, userlog.terminated(job.cluster_id, job.proc_id, exit_code=result.get("exit_code"),
                                             signal=sig, user_cpu=attrs["RemoteUserCpu"],
                                             sys_cpu=attrs["RemoteSysCpu"], sent=bytes_sent,
                                             received=bytes_received))
+        outcome = periodic.on_exit(job)
+        if outcome == "hold":
+            self.hold(job, "The job attribute OnExitHold expression evaluated to TRUE",
+                      code=periodic.ON_EXIT_HOLD_CODE)
+            return
+        if outcome == "requeue":
+            job.matched = False
+            self._set_status(job, IDLE)
+            job.proc.pop("CompletionDate", None)
+            self._persist(job)
+            self.log.info("job %s exited; OnExitRemove is false, so it runs again", job.id_text)
+            self.reschedule()
+            return
+        self._set_status(job, COMPLETED)
+        self._persist(job)
         self.log.info("job %s completed: %s", job.id_text, f"signal {sig}" if sig is not None
                       else f"exit code {attrs['ExitCode']}")
         self._leave_queue(job)
@@ -321,41 +453,64 @@ class Schedd(Daemon):
 
     def next_job_for_claim(self, slot_ad: ClassAd, owner: str) -> Job | None:
         """Reuse a claim: the owner's next idle job that fits the slot."""
-        if self.stopping.is_set():
+        if self.stopping.is_set() or not self.may_start():
             return None
         for job in self.jobs.values():
             if job.status == IDLE and not job.matched and job.owner == owner and fits(job, slot_ad):
                 job.matched = True
+                self._starts.append(time.monotonic())
                 return job
         return None
 
     # -- negotiation -------------------------------------------------------------------------
     async def cmd_negotiate(self, req: Request) -> list[dict[str, Any]]:
+        """One resource request per autocluster of the submitter's idle jobs, with a count."""
         submitter = str(req.require("submitter"))
         owner = submitter.split("@", 1)[0]
         limit = int(req.arg("limit") or 1000)
-        out = []
-        for job in self.jobs.values():
-            if job.status == IDLE and not job.matched and job.owner == owner:
-                out.append({"id": job.id_text, "ad": job.wire()})
-                if len(out) >= limit:
-                    break
-        return out
+        self.autoclusters.learn_slots([ClassAd.from_wire(w) for w in req.arg("slot_ads") or []])
+        if not self.may_start():
+            return []
+        idle = [j for j in self.jobs.values() if j.status == IDLE and not j.matched and j.owner == owner]
+        return self.autoclusters.requests(idle, limit)
 
     async def cmd_matches(self, req: Request) -> int:
         started = 0
+        spares: dict[int, Iterator[Job]] = {}  # per autocluster: its idle jobs, found once per call
         for m in req.require("matches"):
-            c, _, p = str(m["id"]).partition(".")
-            job = self.jobs.get((int(c), int(p)))
-            if job is None or job.status != IDLE or job.matched:
+            if not self.may_start():
+                delay = self.knob_int("JOB_START_DELAY", 0)
+                if delay > 0:  # held back by the start pace: ask again once a start is due
+                    self.spawn(self._reschedule_later(delay), "reschedule")
+                break
+            job = self._job_for_match(m, spares)
+            if job is None:
                 continue
             job.matched = True
+            self._starts.append(time.monotonic())
             shadow = Shadow(self, job, ClassAd.from_wire(m["slot_ad"]), str(m["claim_id"]))
             task = self.spawn(shadow.run(), f"shadow {job.id_text}")
             self.shadow_tasks.add(task)
             task.add_done_callback(self.shadow_tasks.discard)
             started += 1
         return started
+
+    def _job_for_match(self, m: dict[str, Any], spares: dict[int, Iterator[Job]]) -> Job | None:
+        """The matched job, or (for a match made for an autocluster) another idle job of it."""
+        c, _, p = str(m["id"]).partition(".")
+        job = self.jobs.get((int(c), int(p)))
+        if job is not None and job.status == IDLE and not job.matched:
+            return job
+        if job is None or m.get("autocluster") is None:
+            return None
+        acid = int(m["autocluster"])
+        if acid not in spares:
+            spares[acid] = self.autoclusters.idle_members(list(self.jobs.values()), job.owner, acid)
+        return next((j for j in spares[acid] if j.status == IDLE and not j.matched), None)
+
+    async def _reschedule_later(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self.reschedule()
 
     def reschedule(self) -> None:
         """Ask the negotiator for a cycle soon (coalescing bursts of submits)."""
@@ -376,29 +531,41 @@ class Schedd(Daemon):
 
     # -- ads ---------------------------------------------------------------------------------
     def make_ad(self) -> ClassAd:
-        counts = Counter(j.status for j in self.jobs.values())
+        counts = self.counters.total
         ad = self.base_ad("Scheduler")
         ad["ScheddIpAddr"] = str(self.server.address)
         ad["TotalIdleJobs"], ad["TotalRunningJobs"] = counts[IDLE], counts[RUNNING]
         ad["TotalHeldJobs"], ad["TotalRemovedJobs"] = counts[HELD], counts[REMOVED]
         ad["TotalJobAds"] = len(self.jobs)
+        ad["TotalLocalJobsIdle"], ad["TotalLocalJobsRunning"] = 0, 0
+        ad["NumUsers"] = len(self.counters.by_owner)
+        ad["MaxJobsRunning"] = self.knob_int("MAX_JOBS_RUNNING", 10000)
+        ad["MaxJobsSubmitted"] = self.knob_int("MAX_JOBS_SUBMITTED", 2**31 - 1)
+        ad["MaxJobsPerOwner"] = self.knob_int("MAX_JOBS_PER_OWNER", 100000)
+        ad["MaxJobsPerSubmission"] = self.knob_int("MAX_JOBS_PER_SUBMISSION", 2**31 - 1)
+        ad["TotalSubmitters"] = len(self.counters.by_owner)
+        if (self.config.get("SCHEDD_COLLECT_STATS_BY_Owner") or "false").lower() not in ("false", "0"):
+            for owner, c in self.counters.by_owner.items():
+                if owner.isidentifier():
+                    ad[f"Owner_{owner}_JobsIdle"], ad[f"Owner_{owner}_JobsRunning"] = c[IDLE], c[RUNNING]
+                    ad[f"Owner_{owner}_JobsHeld"] = c[HELD]
         return ad
 
     def submitter_ads(self) -> list[ClassAd]:
-        per: dict[str, Counter[int]] = {}
-        for job in self.jobs.values():
-            per.setdefault(job.owner, Counter())[job.status] += 1
+        owners = set(self.counters.by_owner)
         ads = []
-        for owner in sorted(set(per) | self._owners_seen):
-            c = per.get(owner, Counter())
+        for owner in sorted(owners | self._owners_seen):
+            c = self.counters.by_owner.get(owner)
             ad = self.base_ad("Submitter")
             ad["Name"] = f"{owner}@{self.uid_domain}"
             ad["Owner"] = owner
             ad["ScheddName"] = self.name
             ad["ScheddIpAddr"] = str(self.server.address)
-            ad["IdleJobs"], ad["RunningJobs"], ad["HeldJobs"] = c[IDLE], c[RUNNING], c[HELD]
+            ad["IdleJobs"] = c[IDLE] if c else 0
+            ad["RunningJobs"] = c[RUNNING] if c else 0
+            ad["HeldJobs"] = c[HELD] if c else 0
             ads.append(ad)
-        self._owners_seen = set(per)
+        self._owners_seen = owners
         return ads
 
     async def publish(self) -> None:
@@ -411,7 +578,9 @@ class Schedd(Daemon):
                 return
 
     async def startup(self) -> None:
-        if any(j.status == IDLE for j in self.jobs.values()):
+        interval = lambda: max(1, self.knob_int("PERIODIC_EXPR_INTERVAL", 60))  # noqa: E731
+        self.every(interval, self.periodic_policy, "periodic job policy", first=interval())
+        if self.counters.total[IDLE]:
             self.reschedule()
 
     async def shutdown(self, fast: bool) -> None:

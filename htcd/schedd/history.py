@@ -1,10 +1,21 @@
-"""The history file: ads of jobs that left the queue, each ended by HTCondor's ``***`` banner."""
+"""The history file: ads of jobs that left the queue, each ended by HTCondor's ``***`` banner.
+
+The file rotates when it passes ``MAX_HISTORY_LOG`` bytes to ``<HISTORY>.<timestamp>``, keeping
+``MAX_HISTORY_ROTATIONS`` old files.  Readers go newest first, reading each file backwards in
+blocks, so ``htcd history -limit N`` touches only the end of the history.
+"""
 
 from __future__ import annotations
 
+import glob
 import os
+import re
+import time
+from collections.abc import Iterator
 
 from htcd.classad import ClassAd
+
+BLOCK = 64 * 1024
 
 
 def banner(ad: ClassAd) -> str:
@@ -13,12 +24,77 @@ def banner(ad: ClassAd) -> str:
     return f"*** {fields}\n"
 
 
-def append(path: str | None, ad: ClassAd) -> None:
-    if not path:
+def rotated(path: str) -> list[str]:
+    """Rotated files, newest first (by modification time: the last write before the rename)."""
+    found = [p for p in glob.glob(glob.escape(path) + ".*") if p[len(path) + 1:][:1].isdigit()]
+    return sorted(found, key=lambda p: (os.stat(p).st_mtime_ns, p), reverse=True)
+
+
+def _rotate(path: str, max_size: int, keep: int) -> None:
+    try:
+        if os.path.getsize(path) < max_size:
+            return
+    except OSError:
+        return
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    target = f"{path}.{stamp}"
+    n = 0
+    while os.path.exists(target):
+        n += 1
+        target = f"{path}.{stamp}.{n}"
+    os.rename(path, target)
+    for old in rotated(path)[max(keep, 0):]:
+        os.unlink(old)
+
+
+def append(path: str | None, ads: list[ClassAd], max_size: int = 0, keep: int = 1) -> None:
+    """Append ads (one write); rotate first when the file has grown past ``max_size`` (0 = never)."""
+    if not path or not ads:
         return
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if max_size > 0:
+        _rotate(path, max_size, keep)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, (ad.to_old() + "\n" + banner(ad)).encode())
+        os.write(fd, "".join(ad.to_old() + banner(ad) for ad in ads).encode())
     finally:
         os.close(fd)
+
+
+BANNER = re.compile(rb"(?m)^\*\*\* ")
+
+
+def _records_backwards(path: str) -> Iterator[str]:
+    """The ad texts of one file, last first, reading from the end in blocks.  A record is the
+    text between two banner lines; text after the last banner (a write cut short) is skipped."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with f:
+        pos = f.seek(0, os.SEEK_END)
+        buf = b""
+        while pos > 0:
+            step = min(BLOCK, pos)
+            pos -= step
+            f.seek(pos)
+            buf = f.read(step) + buf
+            starts = [m.start() for m in BANNER.finditer(buf) if m.start() > 0 or pos == 0]
+            if not starts:
+                continue
+            ends = [buf.find(b"\n", s) + 1 or len(buf) for s in starts]
+            for j in range(len(starts) - 1, 0, -1):
+                yield buf[ends[j - 1]:starts[j]].decode(errors="replace")
+            if pos == 0:
+                yield buf[:starts[0]].decode(errors="replace")
+            buf = buf[:ends[0]]
+
+
+def read(path: str) -> Iterator[ClassAd]:
+    """Every job ad of the history, newest first (current file, then rotated files)."""
+    from htcd.classad import parse_old_ad
+
+    for p in [path, *rotated(path)]:
+        for text in _records_backwards(p):
+            if text.strip():
+                yield parse_old_ad(text)

@@ -1,8 +1,13 @@
-"""A job in the schedd's memory: the shared cluster ad plus the proc's own attributes."""
+"""Jobs in the schedd's memory: one shared ``Cluster`` per cluster, a small ``Job`` per proc.
+
+A queued job costs a slotted object plus a dict of the attributes that differ from its
+cluster (usually none beyond what changes with its state), so 100,000 queued jobs stay within
+a few hundred bytes each.  A job's ClassAd is a *view*: the cluster's parsed attributes (parsed
+and compiled once per cluster) overlaid with the proc's own, built when asked and not kept.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from htcd.classad import ClassAd, unparse
@@ -11,48 +16,104 @@ IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
 STATUS_LETTER = {IDLE: "I", RUNNING: "R", REMOVED: "X", COMPLETED: "C", HELD: "H", 6: ">", 7: "S"}
 
 
-@dataclass(eq=False)
-class Job:
-    cluster_id: int
-    proc_id: int
-    cluster: dict[str, str]  # shared with every proc of the cluster; never mutated per job
-    proc: dict[str, str]
-    matched: bool = False  # a shadow owns it (in memory only)
-    removing: bool = False
-    _ad: ClassAd | None = field(default=None, repr=False)
+class Cluster:
+    """A cluster's shared attributes (wire text), stored once for all its procs."""
 
-    @property
-    def id(self) -> tuple[int, int]:
-        return (self.cluster_id, self.proc_id)
+    __slots__ = ("id", "wire", "owner", "lower", "_ad", "live")
 
-    @property
-    def id_text(self) -> str:
-        return f"{self.cluster_id}.{self.proc_id}"
-
-    def wire(self) -> dict[str, str]:
-        merged = dict(self.cluster)
-        merged.update(self.proc)
-        return merged
+    def __init__(self, cluster_id: int, wire: dict[str, str]) -> None:
+        self.id = cluster_id
+        self.wire = wire
+        self.lower = {k.lower(): k for k in wire}  # case-insensitive lookups without a ClassAd
+        self._ad: ClassAd | None = None
+        owner = wire.get(self.lower.get("owner", ""), '""')
+        self.owner = owner[1:-1] if owner.startswith('"') else owner
+        self.live = 0  # procs of this cluster still in the queue
 
     @property
     def ad(self) -> ClassAd:
+        """The cluster ad, parsed once: every proc's view shares its parsed and compiled trees."""
         if self._ad is None:
-            self._ad = ClassAd.from_wire(self.wire())
+            self._ad = ClassAd.from_wire(self.wire)
         return self._ad
+
+    def text(self, name: str) -> str | None:
+        key = self.lower.get(name.lower())
+        return None if key is None else self.wire[key]
+
+
+class Job:
+    """One proc: its cluster, its own attributes and the schedd's bookkeeping (memory only)."""
+
+    __slots__ = ("cluster", "proc_id", "proc", "status", "matched", "removing")
+
+    def __init__(self, cluster: Cluster, proc_id: int, proc: dict[str, str]) -> None:
+        self.cluster = cluster
+        self.proc_id = proc_id
+        self.proc = proc
+        st = self.text("JobStatus")
+        self.status = int(st) if st and st.isdigit() else IDLE
+        self.matched = False  # a shadow owns it
+        self.removing = False
+
+    @property
+    def cluster_id(self) -> int:
+        return self.cluster.id
+
+    @property
+    def id(self) -> tuple[int, int]:
+        return (self.cluster.id, self.proc_id)
+
+    @property
+    def id_text(self) -> str:
+        return f"{self.cluster.id}.{self.proc_id}"
+
+    @property
+    def owner(self) -> str:
+        return self.cluster.owner
+
+    def text(self, name: str) -> str | None:
+        """The expression text of one attribute (proc first, then cluster), without building an ad."""
+        low = name.lower()
+        if low == "procid":
+            return str(self.proc_id)
+        for k, v in self.proc.items():
+            if k.lower() == low:
+                return v
+        return self.cluster.text(name)
+
+    def wire(self) -> dict[str, str]:
+        merged = dict(self.cluster.wire)
+        merged.update(self.proc)
+        merged["ProcId"] = str(self.proc_id)
+        return merged
+
+    def project(self, names: list[str]) -> dict[str, str]:
+        """Only these attributes (those the job has), as wire text."""
+        out = {}
+        for n in names:
+            t = self.text(n)
+            if t is not None:
+                out[n] = t
+        return out
+
+    @property
+    def ad(self) -> ClassAd:
+        """A fresh view: the cluster's parsed entries overlaid by the proc's own."""
+        own = ClassAd.from_wire(self.proc)
+        own["ProcId"] = self.proc_id
+        view = ClassAd.__new__(ClassAd)
+        view._parent = None
+        view._attrs = {**self.cluster.ad._attrs, **own._attrs}
+        return view
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.ad.get_value(name, default)
 
-    @property
-    def status(self) -> int:
-        return int(self.get("JobStatus", IDLE) or IDLE)
-
-    @property
-    def owner(self) -> str:
-        return str(self.get("Owner", "") or "")
-
     def set(self, **attrs: Any) -> None:
-        """Set proc attributes from Python values (the caller persists ``proc``)."""
+        """Set proc attributes from Python values (the caller persists ``proc``).  ``status`` follows
+        JobStatus; the schedd's counters are kept by its own ``_set_status``."""
         for k, v in attrs.items():
             self.proc[k] = unparse(v)
-        self._ad = None
+        if "JobStatus" in attrs:
+            self.status = int(attrs["JobStatus"])

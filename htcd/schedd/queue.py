@@ -3,7 +3,10 @@
 Every change is one transaction, committed (fsync'd) before the client hears it succeeded,
 so a crash at any moment leaves each cluster wholly present or wholly absent.  Ads are stored
 as JSON maps of attribute -> ClassAd expression text; a cluster's shared attributes are stored
-once, in ``clusters``, and each proc row holds only what differs.
+once, in ``clusters``, and each proc row holds only what differs (ProcId is the row's key).
+
+One connection serves every thread: a large submit commits from a worker thread (so the event
+loop keeps answering queries), and a lock keeps transactions from interleaving.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 
 JobId = tuple[int, int]
 
@@ -23,6 +27,12 @@ CREATE TABLE IF NOT EXISTS procs (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
+EMPTY = "{}"
+
+
+def _dump(ad: dict[str, str]) -> str:
+    return json.dumps(ad, separators=(",", ":")) if ad else EMPTY
+
 
 class JobQueue:
     def __init__(self, path: str) -> None:
@@ -32,31 +42,38 @@ class JobQueue:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
+        self.lock = threading.Lock()
 
     def close(self) -> None:
-        self.db.close()
+        with self.lock:
+            self.db.close()
 
-    def load(self) -> tuple[dict[int, dict[str, str]], dict[JobId, dict[str, str]], int]:
-        """(clusters, procs, next cluster id) as committed."""
+    def load(self) -> tuple[dict[int, dict[str, str]], Iterator[tuple[int, int, dict[str, str]]], int]:
+        """(clusters, procs in id order, next cluster id) as committed."""
         clusters = {cid: json.loads(ad) for cid, ad in self.db.execute("SELECT cluster_id, ad FROM clusters")}
-        procs = {(c, p): json.loads(ad) for c, p, ad in self.db.execute("SELECT cluster_id, proc_id, ad FROM procs")}
         row = self.db.execute("SELECT value FROM meta WHERE key='next_cluster'").fetchone()
         next_cluster = max(int(row[0]) if row else 1, max(clusters, default=0) + 1)
-        return clusters, procs, next_cluster
+
+        def procs() -> Iterator[tuple[int, int, dict[str, str]]]:
+            cur = self.db.execute("SELECT cluster_id, proc_id, ad FROM procs ORDER BY cluster_id, proc_id")
+            for c, p, ad in cur:
+                yield c, p, {} if ad == EMPTY else json.loads(ad)
+
+        return clusters, procs(), next_cluster
 
     def submit(self, cluster_id: int, cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) -> None:
-        """Add a cluster and its procs in one transaction."""
+        """Add a cluster and its procs (ProcId = position) in one transaction."""
         with self._transaction() as cur:
-            cur.execute("INSERT INTO clusters VALUES (?, ?)", (cluster_id, json.dumps(cluster_ad)))
+            cur.execute("INSERT INTO clusters VALUES (?, ?)", (cluster_id, _dump(cluster_ad)))
             cur.executemany("INSERT INTO procs VALUES (?, ?, ?)",
-                            [(cluster_id, int(p["ProcId"]), json.dumps(p)) for p in proc_ads])
+                            [(cluster_id, i, _dump(p)) for i, p in enumerate(proc_ads)])
             cur.execute("INSERT OR REPLACE INTO meta VALUES ('next_cluster', ?)", (str(cluster_id + 1),))
 
     def set_proc_ads(self, changed: dict[JobId, dict[str, str]]) -> None:
         """Replace the stored proc ads of several jobs in one transaction."""
         with self._transaction() as cur:
             cur.executemany("UPDATE procs SET ad=? WHERE cluster_id=? AND proc_id=?",
-                            [(json.dumps(ad), c, p) for (c, p), ad in changed.items()])
+                            [(_dump(ad), c, p) for (c, p), ad in changed.items()])
 
     def delete(self, job_ids: Iterable[JobId]) -> None:
         """Remove jobs, and clusters left without procs, in one transaction."""
@@ -68,20 +85,26 @@ class JobQueue:
                             "(SELECT 1 FROM procs WHERE cluster_id=?)", (cid, cid))
 
     def _transaction(self) -> _Tx:
-        return _Tx(self.db)
+        return _Tx(self.db, self.lock)
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, lock: threading.Lock) -> None:
         self.db = db
+        self.lock = lock
 
     def __enter__(self) -> sqlite3.Cursor:
-        self.cur = self.db.cursor()
-        self.cur.execute("BEGIN IMMEDIATE")
+        self.lock.acquire()
+        try:
+            self.cur = self.db.cursor()
+            self.cur.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.lock.release()
+            raise
         return self.cur
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        if exc_type is None:
-            self.cur.execute("COMMIT")
-        else:
-            self.cur.execute("ROLLBACK")
+        try:
+            self.cur.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        finally:
+            self.lock.release()

@@ -37,6 +37,7 @@ _TABLE = [
     Command("SUBMIT", auth.WRITE, ("SCHEDD",), "Commit a cluster and its procs in one transaction."),
     Command("QUERY_JOBS", auth.READ, ("SCHEDD",), "Job ads matching a constraint, projected."),
     Command("ACT_ON_JOBS", auth.WRITE, ("SCHEDD",), "Remove, hold or release jobs (owner-checked)."),
+    Command("SET_ATTRIBUTES", auth.WRITE, ("SCHEDD",), "Set attributes of jobs in one transaction (qedit)."),
     Command("NEGOTIATE", auth.NEGOTIATOR, ("SCHEDD",), "Resource requests of one submitter."),
     Command("MATCHES", auth.NEGOTIATOR, ("SCHEDD",), "Matches made for a submitter's requests."),
     # startd

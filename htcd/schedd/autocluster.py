@@ -1,0 +1,213 @@
+"""Autoclusters: idle jobs grouped by the attributes that matter for matching.
+
+As in HTCondor, the significant attributes of a job are those the slots' Requirements and Rank
+reference in the job (``TARGET.x``, or a bare name the slot ad does not define), those the job's
+own Requirements and Rank reference, and its ``Request*`` attributes; ``SIGNIFICANT_ATTRIBUTES``
+replaces the computed list.  Jobs with equal values of them (after ``SCHEDD_ROUND_ATTR_<attr>``
+rounding) share an AutoClusterId, and the negotiator gets one resource request per autocluster.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from htcd.classad import ClassAd, ClassAdSyntaxError, Expr, is_true, parse_expr
+from htcd.classad.expr import AttrRef, Select
+from htcd.config import Config
+from htcd.schedd.jobs import IDLE, Job
+
+MATCH_EXPRS = ("requirements", "rank")
+
+
+def _children(e: Any) -> Iterator[Any]:
+    for cls in type(e).__mro__:
+        for slot in getattr(cls, "__slots__", ()):
+            v = getattr(e, slot, None)
+            if isinstance(v, Expr):
+                yield v
+            elif isinstance(v, (list, tuple)):
+                yield from (x for x in v if isinstance(x, Expr))
+
+
+def references(e: Expr) -> tuple[set[str], set[str]]:
+    """(bare or MY. names, TARGET. names) an expression references, lower-cased."""
+    mine: set[str] = set()
+    target: set[str] = set()
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if type(x) is AttrRef:
+            mine.add(x.lname)
+            continue
+        if type(x) is Select and type(x.base) is AttrRef and x.base.lname in ("my", "target"):
+            (mine if x.base.lname == "my" else target).add(x.lname)
+            continue
+        todo.extend(_children(x))
+    mine.discard("my")
+    mine.discard("target")
+    return mine, target
+
+
+def _parse(text: str | None) -> Expr | None:
+    if not text:
+        return None
+    try:
+        return parse_expr(text)
+    except ClassAdSyntaxError:
+        return None
+
+
+def slot_references(slot: ClassAd) -> set[str]:
+    """Job attributes a slot's Requirements and Rank look at (following the slot's own attributes,
+    e.g. Requirements = START)."""
+    out: set[str] = set()
+    seen: set[str] = set()
+    todo = list(MATCH_EXPRS)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in slot:
+            continue
+        seen.add(name)
+        e = _parse(slot.expr_text(name))
+        if e is None:
+            continue
+        mine, target = references(e)
+        out |= target
+        for n in mine:
+            if n in slot:
+                todo.append(n)
+            else:
+                out.add(n)
+    return out
+
+
+def round_text(text: str, rule: str) -> str:
+    """SCHEDD_ROUND_ATTR_<attr>: ``n`` rounds a number up to a multiple of 10^n; ``p%`` up to a
+    multiple of p percent of its order of magnitude."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    rule = rule.strip()
+    try:
+        if rule.endswith("%"):
+            if value <= 0:
+                return text
+            step = float(rule[:-1]) / 100.0 * 10 ** math.floor(math.log10(value))
+        else:
+            step = 10.0 ** int(rule)
+    except ValueError:
+        return text
+    if step <= 0:
+        return text
+    rounded = math.ceil(value / step) * step
+    return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
+
+
+class AutoClusters:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.slot_refs: set[str] = set()
+        self.ids: dict[tuple[tuple[str, ...], tuple[str | None, ...]], int] = {}
+        self._per_cluster: dict[int, tuple[frozenset[str], tuple[str, ...], tuple[str | None, ...]]] = {}
+
+    def learn_slots(self, slots: Iterable[ClassAd]) -> None:
+        refs: set[str] = set()
+        for slot in slots:
+            refs |= slot_references(slot)
+        if refs and refs != self.slot_refs:
+            self.slot_refs = refs
+            self._per_cluster.clear()
+
+    def _attrs(self, job: Job) -> tuple[str, ...]:
+        fixed = self.config.get_list("SIGNIFICANT_ATTRIBUTES", [])
+        if fixed:
+            return tuple(sorted({a.lower() for a in fixed}))
+        names = set(self.slot_refs)
+        for attr in MATCH_EXPRS:
+            e = _parse(job.text(attr))
+            if e is not None:
+                names |= references(e)[0]
+        names |= {k.lower() for k in (*job.cluster.wire, *job.proc) if k.lower().startswith("request")}
+        return tuple(sorted(n for n in names if job.text(n) is not None))
+
+    def _values(self, job: Job, attrs: tuple[str, ...]) -> tuple[str | None, ...]:
+        out = []
+        for a in attrs:
+            t = job.text(a)
+            rule = self.config.get(f"SCHEDD_ROUND_ATTR_{a}")
+            out.append(round_text(t, rule) if t is not None and rule else t)
+        return tuple(out)
+
+    def signature(self, job: Job) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+        cached = self._per_cluster.get(job.cluster_id)
+        if cached is None:
+            attrs = self._attrs(job)
+            base = Job(job.cluster, 0, {})
+            cached = (frozenset(attrs) | set(MATCH_EXPRS), attrs, self._values(base, attrs))
+            self._per_cluster[job.cluster_id] = cached
+        watched, attrs, values = cached
+        own = {k.lower() for k in job.proc}
+        if not own or not (own & watched or any(k.startswith("request") for k in own)):
+            return attrs, values
+        attrs = self._attrs(job)
+        return attrs, self._values(job, attrs)
+
+    def forget_cluster(self, cluster_id: int) -> None:
+        self._per_cluster.pop(cluster_id, None)
+
+    def id_of(self, job: Job) -> tuple[int, tuple[str, ...]]:
+        sig = self.signature(job)
+        acid = self.ids.get(sig)
+        if acid is None:
+            acid = self.ids[sig] = len(self.ids) + 1
+        return acid, sig[0]
+
+    def attributes(self, job: Job) -> dict[str, str]:
+        """AutoClusterId and AutoClusterAttrs as job-ad attributes (wire text)."""
+        acid, attrs = self.id_of(job)
+        names = [job.cluster.lower.get(a) or next((k for k in job.proc if k.lower() == a), a) for a in attrs]
+        return {"AutoClusterId": str(acid), "AutoClusterAttrs": '"' + ",".join(names) + '"'}
+
+    def requests(self, idle: list[Job], limit: int) -> list[dict[str, Any]]:
+        """One resource request per autocluster: a representative ad and how many jobs it stands for."""
+        groups: dict[int, list[Any]] = {}
+        for job in idle:
+            acid = self.id_of(job)[0]
+            g = groups.get(acid)
+            if g is None:
+                if len(groups) >= limit:
+                    continue
+                groups[acid] = [job, 1]
+            else:
+                g[1] += 1
+        out = []
+        for acid, (rep, count) in groups.items():
+            wire = rep.wire()
+            wire.update(self.attributes(rep))
+            out.append({"id": rep.id_text, "ad": wire, "count": count, "autocluster": acid})
+        return out
+
+    def idle_members(self, jobs: list[Job], owner: str, acid: int) -> Iterator[Job]:
+        """The owner's idle, unmatched jobs of one autocluster, found as they are asked for."""
+        for job in jobs:
+            if job.status == IDLE and not job.matched and job.owner == owner and self.id_of(job)[0] == acid:
+                yield job
+
+    def summary(self, jobs: list[Job], constraint: Expr | None) -> list[dict[str, Any]]:
+        """``htcd q -autocluster``: each autocluster with its job count and attribute values."""
+        out: dict[int, dict[str, Any]] = {}
+        for job in jobs:
+            if constraint is not None and not is_true(constraint.eval(job.ad)):
+                continue
+            acid, attrs = self.id_of(job)
+            row = out.get(acid)
+            if row is None:
+                values = self.signature(job)[1]
+                row = out[acid] = {"id": acid, "count": 0, "owner": job.owner,
+                                   "attrs": self.attributes(job)["AutoClusterAttrs"].strip('"').split(","),
+                                   "values": ["undefined" if v is None else v for v in values]}
+            row["count"] += 1
+        return sorted(out.values(), key=lambda r: r["id"])

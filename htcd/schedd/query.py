@@ -1,0 +1,100 @@
+"""Answering QUERY_JOBS: totals from the counters, projections straight from wire text, and
+results streamed in chunks so the event loop keeps serving while a large answer goes out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from htcd.classad import ClassAdSyntaxError, Expr, is_true, parse_expr
+from htcd.wire.errors import CommandError
+from htcd.wire.server import Request
+
+if TYPE_CHECKING:
+    from htcd.schedd.jobs import Job
+
+CHUNK = 2000  # job ads per streamed part
+
+
+def parse_constraint(text: Any) -> Expr | None:
+    try:
+        return parse_expr(str(text)) if text else None
+    except ClassAdSyntaxError as exc:
+        raise CommandError(f"bad constraint: {exc}", "BAD_CONSTRAINT") from None
+
+
+def selected(jobs: list[Job], constraint: Expr | None) -> Any:
+    """Jobs satisfying the constraint (evaluated on each job's view, never a stored full ad)."""
+    if constraint is None:
+        yield from jobs
+        return
+    for job in jobs:
+        if is_true(constraint.eval(job.ad)):
+            yield job
+
+
+AUTOCLUSTER_ATTRS = {"autoclusterid", "autoclusterattrs"}
+
+
+async def stream_jobs(req: Request, jobs: list[Job], constraint: Expr | None,
+                      computed: Callable[[Job], dict[str, str]]) -> list[dict[str, str]]:
+    """Stream the selected jobs; ``computed`` gives the attributes the schedd derives (autocluster)
+    for a job, added when the client asks for them or for whole ads."""
+    projection = [str(p) for p in req.arg("projection") or []]
+    add = not projection or any(p.lower() in AUTOCLUSTER_ATTRS for p in projection)
+    limit = int(req.arg("limit") or 0)
+    chunk: list[dict[str, str]] = []
+    n = 0
+    wanted: dict[int, list[str]] = {}  # per cluster: the projection plus what its expressions reference
+    for job in selected(jobs, constraint):
+        if projection:
+            names = wanted.get(job.cluster_id)
+            if names is None:
+                names = wanted[job.cluster_id] = with_references(job, projection)
+            wire = job.project(names)
+        else:
+            wire = job.wire()
+        if add:
+            wire.update(computed(job))
+        chunk.append(wire)
+        n += 1
+        if limit and n >= limit:
+            break
+        if len(chunk) >= CHUNK:
+            await req.send_partial(chunk)
+            chunk = []
+    return chunk
+
+
+def with_references(job: Job, names: list[str]) -> list[str]:
+    """The names, then every attribute their expressions reference (transitively), so a projected
+    ad evaluates them as the whole ad would."""
+    from htcd.schedd.autocluster import references
+
+    out = list(names)
+    seen = {n.lower() for n in names}
+    todo = list(names)
+    while todo:
+        text = job.text(todo.pop())
+        if text is None:
+            continue
+        try:
+            e = parse_expr(text)
+        except ClassAdSyntaxError:
+            continue
+        if e.is_literal():
+            continue
+        for ref in references(e)[0]:
+            if ref not in seen and job.text(ref) is not None:
+                seen.add(ref)
+                out.append(ref)
+                todo.append(ref)
+    return out
+
+
+def totals(jobs: list[Job], constraint: Expr | None) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for job in selected(jobs, constraint):
+        key = str(job.status)
+        out[key] = out.get(key, 0) + 1
+    return out
