@@ -21,6 +21,9 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     p.add_argument("targets", nargs="*", metavar="OWNER|CLUSTER|CLUSTER.PROC", help="restrict to these")
     p.add_argument("-l", "-long", dest="long", action="store_true", help="whole job ads")
     p.add_argument("-af", "-autoformat", dest="af", nargs="+", metavar="ATTR", help="print these attributes")
+    p.add_argument("-af-options", dest="af_options", default="", help=argparse.SUPPRESS)
+    p.add_argument("-format", dest="format", nargs=2, action="append", metavar=("FMT", "ATTR"),
+                   help="print ATTR with the printf-style FMT (repeatable)")
     p.add_argument("-json", action="store_true", help="job ads as JSON")
     p.add_argument("-constraint", help="a ClassAd expression the jobs must satisfy")
     p.add_argument("-limit", "-match", dest="limit", type=int, default=0, help="at most this many jobs")
@@ -63,8 +66,14 @@ def run(args: argparse.Namespace) -> int:
     elif args.json:
         out.write(output.json_form(list(ads)) + "\n")
     elif args.af:
+        if "h" in args.af_options:
+            out.write(output.autoformat([], args.af, args.af_options))
+        opts = args.af_options.replace("h", "")
         for ad in ads:
-            out.write(output.autoformat([ad], args.af))
+            out.write(output.autoformat([ad], args.af, opts))
+    elif args.format:
+        for ad in ads:
+            out.write(output.formatted([ad], args.format))
     else:
         out.write(table(ads))
     return 0

@@ -80,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     from htcd.config import set_template_provider
 
     set_template_provider(_plugin_templates)
+    if any(a.startswith(("-af:", "-autoformat:")) for a in sys.argv[1:]):
+        from htcd.cli.output import split_af_option
+
+        sys.argv[1:] = split_af_option(sys.argv[1:])
     parser, runners = build_parser()
     args = parser.parse_args()
     if args.version and not args.command:

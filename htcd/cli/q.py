@@ -21,12 +21,19 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     p.add_argument("-batch", action="store_true", help="one line per batch (the default)")
     p.add_argument("-l", "-long", dest="long", action="store_true", help="whole job ads")
     p.add_argument("-af", "-autoformat", dest="af", nargs="+", metavar="ATTR", help="print these attributes")
+    p.add_argument("-af-options", dest="af_options", default="", help=argparse.SUPPRESS)
+    p.add_argument("-format", dest="format", nargs=2, action="append", metavar=("FMT", "ATTR"),
+                   help="print ATTR with the printf-style FMT (repeatable)")
     p.add_argument("-json", action="store_true", help="job ads as JSON")
     p.add_argument("-constraint", help="a ClassAd expression jobs must satisfy")
     p.add_argument("-totals", action="store_true", help="only the totals")
     p.add_argument("-name", help="the schedd to ask (default: this host's)")
     p.add_argument("-limit", type=int, default=0, help="at most this many jobs")
     p.add_argument("-autocluster", action="store_true", help="the autoclusters of the idle jobs")
+    p.add_argument("-run", action="store_true", help="running jobs, with the slot each runs on")
+    p.add_argument("-hold", action="store_true", help="held jobs, with since when and why")
+    p.add_argument("-idle", action="store_true", help="idle jobs")
+    p.add_argument("-userlog", metavar="FILE", help="the jobs an event log tells of (no schedd asked)")
     p.add_argument("-better-analyze", "-analyze", dest="analyze", nargs="*", metavar="JOBID",
                    help="why these jobs do (not) match: their Requirements against every slot")
     return run
@@ -43,15 +50,21 @@ def _constraint(args: argparse.Namespace) -> str | None:
             alts.append(f'Owner == "{t}"')
     if alts:
         parts.append("(" + " || ".join(alts) + ")")
+    states = [f"JobStatus == {n}" for flag, n in (("run", 2), ("hold", 5), ("idle", 1)) if getattr(args, flag, False)]
+    if states:
+        parts.append("(" + " || ".join(states) + ")")
     return " && ".join(parts) or None
 
 
 def run(args: argparse.Namespace) -> int:
-    from htcd.cli import common, output
+    from htcd.cli import common
 
     if args.analyze is not None:
         from htcd.cli import analyze
         return analyze.run(args)
+
+    if args.userlog:
+        return _from_userlog(args)
 
     from htcd.schedd.client import ScheddClient
 
@@ -63,18 +76,13 @@ def run(args: argparse.Namespace) -> int:
         if args.autocluster:
             out.write(autoclusters(schedd.autoclusters(constraint)))
             return 0
-        if args.af and all(_NAME.match(a) for a in args.af) and not (args.long or args.json):
+        if args.af and not args.af_options and all(_NAME.match(a) for a in args.af) \
+                and not (args.long or args.json):
             for chunk in schedd.query(constraint, list(args.af), args.limit):
                 out.write(_af_fast(chunk, args.af))
             return 0
-        if args.long or args.json or args.af:
-            ads = _sorted(schedd.query(constraint, None, args.limit))
-            if args.long:
-                out.write(output.long_form(ads))
-            elif args.json:
-                out.write(output.json_form(ads) + "\n")
-            else:
-                out.write(output.autoformat(ads, args.af))
+        if args.long or args.json or args.af or args.format:
+            out.write(_ads_out(_sorted(schedd.query(constraint, None, args.limit)), args))
             return 0
         out.write(f"\n\n-- Schedd: {name} : {addr} @ {common.now_stamp()}\n")
         owners = [t for t in args.targets if not t.replace(".", "", 1).isdigit()]
@@ -83,9 +91,65 @@ def run(args: argparse.Namespace) -> int:
         else:
             counts = schedd.totals(constraint)
         if not args.totals:
-            ads = _sorted(schedd.query(constraint, TABLE_ATTRS, args.limit))
-            out.write(nobatch(ads) if args.nobatch else batch(ads))
+            out.write(_table(_sorted(schedd.query(constraint, TABLE_ATTRS, args.limit)), args))
     out.write("\n" + totals_line("query", counts["query"]) + totals_line("all users", counts["all"]) + "\n")
+    return 0
+
+
+def _ads_out(ads: list[ClassAd], args: argparse.Namespace) -> str:
+    """Whole ads as ``-l``, ``-json``, ``-af`` or ``-format`` print them."""
+    from htcd.cli import output
+
+    if args.long:
+        return output.long_form(ads)
+    if args.json:
+        return output.json_form(ads) + "\n"
+    if args.af:
+        return output.autoformat(ads, args.af, args.af_options)
+    return output.formatted(ads, args.format)
+
+
+def _table(ads: list[ClassAd], args: argparse.Namespace) -> str:
+    """The table the flags ask for: ``-run`` and ``-hold`` have their own columns; ``-idle``, like
+    them, lists jobs one per line; the default is one line per batch."""
+    if args.run:
+        return run_table(ads)
+    if args.hold:
+        return hold_table(ads)
+    return nobatch(ads) if args.nobatch or args.idle else batch(ads)
+
+
+def _from_userlog(args: argparse.Namespace) -> int:
+    """``-userlog FILE``: the queue as the event log tells it, filtered and shown like the schedd's."""
+    from htcd.classad import ClassAdSyntaxError, is_true, parse_expr
+    from htcd.errors import UserError
+    from htcd.schedd.userlog_reader import job_ads
+
+    try:
+        ads = job_ads(args.userlog)
+    except OSError as exc:
+        raise UserError(f"cannot read event log {args.userlog}: {exc.strerror}") from None
+    text = _constraint(args)
+    if text:
+        try:
+            expr = parse_expr(text)
+        except ClassAdSyntaxError as exc:
+            raise UserError(f"bad constraint {text!r}: {exc}") from None
+        ads = [a for a in ads if is_true(expr.eval(a))]
+    if args.limit > 0:
+        ads = ads[:args.limit]
+    out = sys.stdout
+    if args.long or args.json or args.af or args.format:
+        out.write(_ads_out(ads, args))
+        return 0
+    out.write(f"\n\n-- Event log: {args.userlog}\n")
+    if not args.totals:
+        out.write(_table(ads, args))
+    counts: dict[int, int] = {}
+    for a in ads:
+        st = int(a.get_value("JobStatus", 1))
+        counts[st] = counts.get(st, 0) + 1
+    out.write("\n" + totals_line("query", counts) + "\n")
     return 0
 
 
@@ -100,7 +164,8 @@ def _sorted(chunks: Iterator[list[dict[str, str]]]) -> list[ClassAd]:
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # what the batch and -nobatch tables print
 TABLE_ATTRS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobBatchName", "Cmd", "Args", "Arguments",
-               "ImageSize", "JobPrio", "RemoteWallClockTime", "JobCurrentStartDate"]
+               "ImageSize", "JobPrio", "RemoteWallClockTime", "JobCurrentStartDate", "RemoteHost",
+               "HoldReason", "EnteredCurrentStatus"]
 
 
 def _af_fast(chunk: list[dict[str, str]], attrs: list[str]) -> str:
@@ -171,6 +236,31 @@ def nobatch(ads: list[ClassAd]) -> str:
                      f"{str(ad.get_value('Owner', ''))[:14]:<14} {short_date(ad.get_value('QDate', 0) or 0)} "
                      f"{duration(_run_time(ad)):>12} {STATUS.get(ad.get_value('JobStatus'), '?'):<2} "
                      f"{ad.get_value('JobPrio', 0) or 0:<3} {size:4.1f} {_cmd(ad)}")
+    return "\n".join(lines) + "\n"
+
+
+def run_table(ads: list[ClassAd]) -> str:
+    """``-run``: HTCondor's columns, with the slot each job runs on."""
+    from htcd.cli.output import duration, short_date
+
+    lines = [" ID      OWNER            SUBMITTED     RUN_TIME HOST(S)"]
+    for ad in ads:
+        lines.append(f"{ad.get_value('ClusterId'):>4}.{ad.get_value('ProcId'):<3}  "
+                     f"{str(ad.get_value('Owner', ''))[:14]:<14} {short_date(ad.get_value('QDate', 0) or 0)} "
+                     f"{duration(_run_time(ad)):>12} {ad.get_value('RemoteHost') or ''}")
+    return "\n".join(lines) + "\n"
+
+
+def hold_table(ads: list[ClassAd]) -> str:
+    """``-hold``: since when each job is held and why."""
+    from htcd.cli.output import short_date
+
+    lines = [" ID      OWNER          HELD_SINCE  HOLD_REASON"]
+    for ad in ads:
+        since = ad.get_value("EnteredCurrentStatus", 0) or 0
+        lines.append(f"{ad.get_value('ClusterId'):>4}.{ad.get_value('ProcId'):<3}  "
+                     f"{str(ad.get_value('Owner', ''))[:14]:<14} {short_date(since)} "
+                     f"{ad.get_value('HoldReason') or ''}")
     return "\n".join(lines) + "\n"
 
 

@@ -21,6 +21,9 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
                        help=f"{ad_type} ads instead of slots")
     p.add_argument("-l", "-long", dest="long", action="store_true", help="whole ads")
     p.add_argument("-af", "-autoformat", dest="af", nargs="+", metavar="ATTR", help="print these attributes")
+    p.add_argument("-af-options", dest="af_options", default="", help=argparse.SUPPRESS)
+    p.add_argument("-format", dest="format", nargs=2, action="append", metavar=("FMT", "ATTR"),
+                   help="print ATTR with the printf-style FMT (repeatable)")
     p.add_argument("-json", action="store_true", help="ads as JSON")
     p.add_argument("-constraint", help="a ClassAd expression the ads must satisfy")
     p.add_argument("-total", action="store_true", help="only the totals")
@@ -41,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.json:
         out.write(output.json_form(ads) + "\n")
     elif args.af:
-        out.write(output.autoformat(ads, args.af))
+        out.write(output.autoformat(ads, args.af, args.af_options))
+    elif args.format:
+        out.write(output.formatted(ads, args.format))
     elif ad_type == "Machine":
         if not args.total:
             out.write(slot_table(ads))
