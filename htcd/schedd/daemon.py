@@ -15,6 +15,7 @@ from htcd.daemon import Daemon
 from htcd.daemon.log import parse_size
 from htcd.errors import UserError
 from htcd.schedd import history, limits, periodic, query, userlog
+from htcd.schedd.attrcheck import check_edit
 from htcd.schedd.autocluster import AutoClusters
 from htcd.schedd.counters import Counters
 from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Cluster, Job
@@ -287,10 +288,10 @@ class Schedd(Daemon):
     async def cmd_set_attributes(self, req: Request) -> dict[str, Any]:
         """qedit: set attributes of the selected jobs, all in one transaction."""
         attrs = {str(k): str(v) for k, v in dict(req.require("attrs")).items()}
-        bad = [k for k in attrs if k.lower() in PROTECTED or k.lower() == "procid"]
-        if bad:
-            raise CommandError(f"attribute {bad[0]} is set by the schedd only", "BAD_REQUEST")
-        await self._validate(attrs, [])
+        for k, v in attrs.items():
+            why = check_edit(k, v)
+            if why:
+                raise CommandError(why, "BAD_REQUEST")
         jobs = self._select(req)
         if not jobs:
             raise CommandError("no jobs matched", "NO_MATCH")
