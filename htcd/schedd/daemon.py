@@ -48,6 +48,7 @@ class Schedd(Daemon):
         self.reserved: dict[int, str] = {}
         self.submitting = 0  # procs of submits being committed (counted against the limits)
         self.shadows: dict[JobId, Shadow] = {}
+        self._allocated: dict[JobId, dict[str, Any]] = {}  # slot resources of running jobs, for event 005
         self.shadow_tasks: set[asyncio.Task[Any]] = set()
         self._reschedule: asyncio.Task[None] | None = None
         self._owners_seen: set[str] = set()
@@ -115,7 +116,16 @@ class Schedd(Daemon):
                 self.log.error("job %s: cannot write event log %s: %s", job.id_text, full, exc)
 
     def _event(self, job: Job, text: str) -> None:
-        self._write_events(job, text)
+        self._write_events(job, self._with_information(job, text))
+
+    @staticmethod
+    def _with_information(job: Job, text: str) -> str:
+        """A job with ``job_ad_information_attrs`` gets a job ad information event (028) after
+        each of its events, in the same write, so the pair is never split."""
+        if "JobAdInformationAttrs" not in job.cluster.wire and "JobAdInformationAttrs" not in job.proc:
+            return text
+        attrs = userlog.information_attrs(job.wire())
+        return text + userlog.job_ad_information(job.cluster_id, job.proc_id, attrs) if attrs else text
 
     def write_as_owner(self, job: Job, path: str, data: bytes) -> None:
         uid, gid = self._owner_ids(job.owner)
@@ -216,7 +226,8 @@ class Schedd(Daemon):
         targets = self._log_targets(jobs[0])
 
         def write() -> None:
-            text = "".join(userlog.submit(cluster.id, j.proc_id, host, when=now) for j in jobs)
+            text = "".join(self._with_information(j, userlog.submit(cluster.id, j.proc_id, host, when=now))
+                           for j in jobs)
             self._write_events(jobs[0], text, targets)
 
         if targets:
@@ -384,6 +395,7 @@ class Schedd(Daemon):
                          NumJobStarts=int(job.get("NumJobStarts", 0) or 0) + 1,
                          RemoteHost=str(slot_ad.get_value("Name", "")), StartdIpAddr=shadow.startd)
         self._persist(job)
+        self._allocated[job.id] = {k: slot_ad.get_value(k) for k in ("Cpus", "Disk", "Memory")}
         self._event(job, userlog.execute(job.cluster_id, job.proc_id, shadow.startd,
                                          str(slot_ad.get_value("Name", ""))))
         self.publish_soon()
@@ -401,11 +413,22 @@ class Schedd(Daemon):
             attrs["ExitCode"] = int(result.get("exit_code") or 0)
         else:
             attrs["ExitSignal"] = int(sig)
+        rss = attrs["ResidentSetSize"]
+        if rss:
+            attrs["ImageSize"] = max(rss, int(job.get("ImageSize", 0) or 0))
+            attrs["MemoryUsage"] = (rss + 1023) // 1024
         job.set(**attrs)
-        self._event(job, userlog.terminated(job.cluster_id, job.proc_id, exit_code=result.get("exit_code"),
-                                            signal=sig, user_cpu=attrs["RemoteUserCpu"],
-                                            sys_cpu=attrs["RemoteSysCpu"], sent=bytes_sent,
-                                            received=bytes_received))
+        wall = attrs["RemoteWallClockTime"]
+        usage = {"Cpus": round((attrs["RemoteUserCpu"] + attrs["RemoteSysCpu"]) / wall, 2) if wall > 0 else 0.0,
+                 "Disk": job.get("DiskUsage"), "Memory": attrs.get("MemoryUsage")}
+        request = {k: job.get(f"Request{k}") for k in ("Cpus", "Disk", "Memory")}
+        if rss:
+            self._event(job, userlog.image_size(job.cluster_id, job.proc_id, attrs["ImageSize"],
+                                                attrs["MemoryUsage"], rss))
+        self._event(job, userlog.terminated(
+            job.cluster_id, job.proc_id, exit_code=result.get("exit_code"), signal=sig,
+            user_cpu=attrs["RemoteUserCpu"], sys_cpu=attrs["RemoteSysCpu"], sent=bytes_sent,
+            received=bytes_received, usage=usage, request=request, allocated=self._allocated.pop(job.id, {})))
         outcome = periodic.on_exit(job)
         if outcome == "hold":
             self.hold(job, "The job attribute OnExitHold expression evaluated to TRUE",
@@ -427,12 +450,14 @@ class Schedd(Daemon):
 
     def finish_removal(self, job: Job) -> None:
         self.shadows.pop(job.id, None)
+        self._allocated.pop(job.id, None)
         self._event(job, userlog.aborted(job.cluster_id, job.proc_id, str(job.get("RemoveReason", ""))))
         self._leave_queue(job)
 
     def job_lost(self, job: Job, why: str) -> None:
         """The claim broke under a running job: back to idle, or finish a pending removal."""
         self.shadows.pop(job.id, None)
+        self._allocated.pop(job.id, None)
         job.matched = False
         if job.removing:
             self.finish_removal(job)
@@ -446,6 +471,7 @@ class Schedd(Daemon):
     def job_vacated(self, job: Job) -> None:
         """The job was stopped by a hold while running; it stays held."""
         self.shadows.pop(job.id, None)
+        self._allocated.pop(job.id, None)
         job.matched = False
 
     def unmatch(self, job: Job) -> None:

@@ -52,7 +52,7 @@ def test_vanilla_job_end_to_end(pool) -> None:
     assert (pool.jobs_dir / "result.txt").read_text() == "made\n", "new files come back to the submit dir"
 
     text = log.read_text()
-    assert events(text) == ["000", "001", "005"]
+    assert events(text) == ["000", "001", "006", "005"]  # 006: the image size, from the peak RSS
     assert "(1) Normal termination (return value 3)" in text
     wait_for(lambda: pool.job_ids() == [], 20, "the job to leave the queue")
     history = (pool.local / "spool" / "history").read_text()
@@ -70,8 +70,8 @@ def test_event_log_reads_with_htcondor(pool) -> None:
     wait_for(lambda: log.exists() and log.read_text().count("005 (") == 2, 60, "two terminated events")
     read = list(htcondor2.JobEventLog(str(log)).events(stop_after=0))
     written = events(log.read_text())
-    assert len(read) == len(written) == 6
-    assert sorted(int(e.type) for e in read) == [0, 0, 1, 1, 5, 5]
+    assert len(read) == len(written) == 8
+    assert sorted(int(e.type) for e in read) == [0, 0, 1, 1, 5, 5, 6, 6]
     term = [e for e in read if int(e.type) == 5]
     assert all(e["ReturnValue"] == 0 and e["TerminatedNormally"] for e in term)
 

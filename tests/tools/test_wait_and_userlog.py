@@ -117,12 +117,25 @@ def test_wait_num_echo_and_bad_input(tmp_path: Path) -> None:
 def test_wait_on_a_real_pool(pool) -> None:  # noqa: ANN001
     (pool.jobs_dir / "t.sh").write_text("#!/bin/sh\nexit 0\n")
     os.chmod(pool.jobs_dir / "t.sh", 0o755)
-    pool.submit("executable = t.sh\nlog = w.log\nqueue 2\n")
+    (pool.jobs_dir / "t.sh").write_text("#!/bin/sh\nhead -c 3000000 /dev/zero | tail -c 1 >/dev/null\nexit 0\n")
+    pool.submit("executable = t.sh\nlog = w.log\njob_ad_information_attrs = JobPrio, Owner\n"
+                "request_memory = 64\nqueue 2\n")
     wait_for(lambda: (pool.jobs_dir / "w.log").exists(), 30, "the event log")
     proc = pool.htcd("wait", "-wait", "60", "w.log")
     assert "All jobs done." in proc.stdout
     text = (pool.jobs_dir / "w.log").read_text()
-    assert text.count("005 (") == 2
+    assert text.count("005 (") == 2 and "Partitionable Resources" in text
+    htcondor2 = pytest.importorskip("htcondor2")
+    read = list(htcondor2.JobEventLog(str(pool.jobs_dir / "w.log")).events(stop_after=0))
+    assert len(read) == text.count("\n...\n")  # not one event lost
+    kinds = [int(e.type) for e in read]
+    assert kinds.count(28) == kinds.count(0) + kinds.count(1) + kinds.count(5) + kinds.count(6)
+    info = [e for e in read if int(e.type) == 28]
+    assert all(e["JobPrio"] == 0 and e["Owner"] for e in info)
+    ends = [e for e in read if int(e.type) == 5]
+    assert all(e["ReturnValue"] == 0 and e["RequestMemory"] == 64 for e in ends)
+    sizes = [e for e in read if int(e.type) == 6]
+    assert len(sizes) == 2 and all(e["Size"] > 0 for e in sizes)
 
 
 def test_job_ads_from_a_log(tmp_path: Path) -> None:
