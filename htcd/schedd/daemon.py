@@ -7,6 +7,7 @@ import contextlib
 import os
 import pwd
 import time
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,6 +49,7 @@ class Schedd(Daemon):
         self.reserved: dict[int, str] = {}
         self.submitting = 0  # procs of submits being committed (counted against the limits)
         self.shadows: dict[JobId, Shadow] = {}
+        self._to_materialize: set[int] = set()
         self._allocated: dict[JobId, dict[str, Any]] = {}  # slot resources of running jobs, for event 005
         self.shadow_tasks: set[asyncio.Task[Any]] = set()
         self._reschedule: asyncio.Task[None] | None = None
@@ -67,6 +69,7 @@ class Schedd(Daemon):
     def _add_job(self, job: Job) -> None:
         self.jobs[job.id] = job
         job.cluster.live += 1
+        job.cluster.idle += job.status == IDLE
         self.counters.add(job.owner, job.status)
 
     def _load(self) -> None:
@@ -86,6 +89,9 @@ class Schedd(Daemon):
             self._add_job(job)
         if requeued:
             self.queue.set_proc_ads(requeued)
+        for cid, n in self.queue.pending_counts().items():
+            if cid in self.clusters:
+                self.clusters[cid].pending = n  # materialized further once the loop runs (startup)
         self.log.info("job queue %s: %d clusters, %d jobs (%d were running, now idle)",
                       self.queue.path, len(self.clusters), len(self.jobs), len(requeued))
 
@@ -94,6 +100,9 @@ class Schedd(Daemon):
 
     def _set_status(self, job: Job, status: int, **attrs: Any) -> None:
         self.counters.move(job.owner, job.status, status)
+        job.cluster.idle += (status == IDLE) - (job.status == IDLE)
+        if job.status == IDLE and status != IDLE and job.cluster.pending:
+            self._materialize_soon(job.cluster)
         job.set(LastJobStatus=job.status, JobStatus=status, EnteredCurrentStatus=int(time.time()), **attrs)
 
     def _owner_ids(self, owner: str) -> tuple[int | None, int | None]:
@@ -142,7 +151,10 @@ class Schedd(Daemon):
         if self.jobs.pop(job.id, None) is not None:
             self.counters.remove(job.owner, job.status)
             job.cluster.live -= 1
-            if job.cluster.live <= 0:
+            job.cluster.idle -= job.status == IDLE
+            if job.cluster.pending:
+                self._materialize_soon(job.cluster)
+            elif job.cluster.live <= 0:
                 self.clusters.pop(job.cluster_id, None)
         try:
             history.append(self.config.get("HISTORY"), [job.ad],
@@ -151,6 +163,41 @@ class Schedd(Daemon):
         except (OSError, UserError) as exc:
             self.log.error("cannot write the history file: %s", exc)
         self.publish_soon()
+
+    # -- late materialization ------------------------------------------------------------
+    def _materialize_soon(self, cluster: Cluster) -> None:
+        """Materialize more of ``cluster`` once the current step is over (never in the middle of
+        a status change or a walk over the queue)."""
+        if cluster.id in self._to_materialize:
+            return
+        self._to_materialize.add(cluster.id)
+        asyncio.get_running_loop().call_soon(self._materialize, cluster)
+
+    def _materialize(self, cluster: Cluster) -> None:
+        self._to_materialize.discard(cluster.id)
+        room = cluster.materialize_room()
+        count = cluster.pending if room is None else min(room, cluster.pending)
+        if count <= 0 or self.clusters.get(cluster.id) is not cluster:
+            return
+        rows = self.queue.materialize(cluster.id, count)  # durable before the jobs exist
+        cluster.pending -= len(rows)
+        host, now = str(self.server.address), time.time()
+        for proc_id, proc in rows:
+            job = Job(cluster, proc_id, proc)
+            self._add_job(job)
+            self._event(job, userlog.submit(cluster.id, proc_id, host, when=now))
+        self.log.info("cluster %d: materialized %d procs, %d still to come", cluster.id, len(rows),
+                      cluster.pending)
+        self.publish_soon()
+        self.reschedule()
+
+    def _cancel_pending(self, cluster: Cluster) -> None:
+        """A removed cluster's unmaterialized procs are dropped with it."""
+        if cluster.pending:
+            self.queue.drop_pending(cluster.id)
+            cluster.pending = 0
+            if cluster.live <= 0:
+                self.clusters.pop(cluster.id, None)
 
     # -- submit ----------------------------------------------------------------------------
     async def cmd_reserve(self, req: Request) -> dict[str, int]:
@@ -192,27 +239,33 @@ class Schedd(Daemon):
             for k in [k for k in ad if k.lower() in PROTECTED]:
                 del ad[k]
         cluster_ad.update({"ClusterId": str(cid), "Owner": unparse(user), "User": unparse(str(req.identity)),
-                           "JobStatus": str(IDLE)})
+                           "JobStatus": str(IDLE), "TotalSubmitProcs": str(len(proc_ads))})
         await self._validate(cluster_ad, proc_ads)
         cluster = Cluster(cid, cluster_ad)
         jobs = [Job(cluster, i, p) for i, p in enumerate(proc_ads)]
+        room = cluster.materialize_room()  # max_materialize / max_idle: the rest waits in the queue file
+        now_count = len(jobs) if room is None else min(room, len(jobs))
         warnings = limits.check_requirements(self.config, self.make_ad(), (j.ad for j in jobs)) \
             if self.config.get("SUBMIT_REQUIREMENT_NAMES") or self.config.get("SUBMIT_WARNING_NAMES") else []
         self.submitting += len(jobs)
         try:
             # durable before we answer; the commit runs in a thread so queries are served meanwhile
-            await asyncio.to_thread(self.queue.submit, cid, cluster_ad, proc_ads)
+            await asyncio.to_thread(self.queue.submit, cid, cluster_ad, proc_ads,
+                                    None if room is None else now_count)
         finally:
             self.submitting -= len(jobs)
         self.reserved.pop(cid, None)
+        cluster.pending = len(jobs) - now_count
+        jobs = jobs[:now_count]
         await self._submit_events(cluster, jobs)  # before any job can be matched and run
         self.clusters[cid] = cluster
         for job in jobs:  # all at once: queries never see part of a cluster
             self._add_job(job)
-        self.log.info("submitted cluster %d: %d procs by %s", cid, len(jobs), req.identity)
+        self.log.info("submitted cluster %d: %d procs by %s%s", cid, len(jobs) + cluster.pending, req.identity,
+                      f" ({cluster.pending} to be materialized later)" if cluster.pending else "")
         self.publish_soon()
         self.reschedule()
-        return {"cluster_id": cid, "procs": len(jobs), "warnings": warnings}
+        return {"cluster_id": cid, "procs": len(jobs) + cluster.pending, "warnings": warnings}
 
     async def _submit_events(self, cluster: Cluster, jobs: list[Job]) -> None:
         """One write per log file for the whole cluster when the log is a cluster attribute."""
@@ -275,10 +328,14 @@ class Schedd(Daemon):
         return [j for j in chosen if not (j.id in seen or seen.add(j.id))]  # type: ignore[func-returns-value]
 
     def _may_act(self, req: Request, job: Job) -> bool:
+        return self._may_act_for(req, job.owner)
+
+    def _may_act_for(self, req: Request, owner: str) -> bool:
+        """The owner of the jobs, or a queue superuser, may act on them."""
         supers = {s.lower() for s in self.config.get_list("QUEUE_SUPER_USERS", ["root", "condor"])}
         if req.identity.uid in (0, os.geteuid()) or req.identity.user.lower() in supers:
             return True
-        return job.owner == req.identity.user
+        return owner == req.identity.user
 
     async def cmd_act(self, req: Request) -> dict[str, Any]:
         action = str(req.require("action")).lower()
@@ -286,7 +343,18 @@ class Schedd(Daemon):
             raise CommandError(f"unknown action {action!r}", "BAD_REQUEST")
         reason = str(req.arg("reason") or f"via htcd {action} (by user {req.identity.user})")
         results: dict[str, str] = {}
-        for job in self._select(req):
+        selected = self._select(req)
+        if action == "remove":
+            # removing a cluster by id, or every job it has in the queue, removes the procs it
+            # has yet to materialize too
+            named = {int(str(t)) for t in req.arg("ids") or [] if str(t).isdigit()}
+            taken = Counter(j.cluster_id for j in selected if self._may_act(req, j))
+            for cid, cluster in list(self.clusters.items()):
+                if cluster.pending and (cid in named or 0 < cluster.live <= taken[cid]) \
+                        and self._may_act_for(req, cluster.owner):
+                    self._cancel_pending(cluster)
+                    results[f"{cid}.*"] = "unmaterialized procs removed"
+        for job in selected:
             if not self._may_act(req, job):
                 results[job.id_text] = f"denied: {req.identity} is not the owner ({job.owner}) or a queue superuser"
                 continue
@@ -607,6 +675,9 @@ class Schedd(Daemon):
     async def startup(self) -> None:
         interval = lambda: max(1, self.knob_int("PERIODIC_EXPR_INTERVAL", 60))  # noqa: E731
         self.every(interval, self.periodic_policy, "periodic job policy", first=interval())
+        for cluster in list(self.clusters.values()):
+            if cluster.pending:
+                self._materialize_soon(cluster)
         if self.counters.total[IDLE]:
             self.reschedule()
 

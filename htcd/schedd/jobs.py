@@ -19,7 +19,7 @@ STATUS_LETTER = {IDLE: "I", RUNNING: "R", REMOVED: "X", COMPLETED: "C", HELD: "H
 class Cluster:
     """A cluster's shared attributes (wire text), stored once for all its procs."""
 
-    __slots__ = ("id", "wire", "owner", "lower", "_ad", "live")
+    __slots__ = ("id", "wire", "owner", "lower", "_ad", "live", "idle", "pending")
 
     def __init__(self, cluster_id: int, wire: dict[str, str]) -> None:
         self.id = cluster_id
@@ -29,6 +29,19 @@ class Cluster:
         owner = wire.get(self.lower.get("owner", ""), '""')
         self.owner = owner[1:-1] if owner.startswith('"') else owner
         self.live = 0  # procs of this cluster still in the queue
+        self.idle = 0  # of those, idle ones (max_idle counts them)
+        self.pending = 0  # procs not materialized yet (max_materialize / max_idle)
+
+    def materialize_room(self) -> int | None:
+        """How many more procs may be materialized now, or None when the cluster sets no limit:
+        JobMaterializeLimit bounds the procs in the queue, JobMaterializeMaxIdle the idle ones."""
+        room = None
+        for attr, used in (("JobMaterializeLimit", self.live), ("JobMaterializeMaxIdle", self.idle)):
+            text = self.text(attr)
+            if text is not None and text.strip().lstrip("-").isdigit():
+                free = max(0, int(text) - used)
+                room = free if room is None else min(room, free)
+        return room
 
     @property
     def ad(self) -> ClassAd:

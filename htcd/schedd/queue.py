@@ -25,6 +25,9 @@ CREATE TABLE IF NOT EXISTS procs (
     cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, ad TEXT NOT NULL,
     PRIMARY KEY (cluster_id, proc_id));
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pending (
+    cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, ad TEXT NOT NULL,
+    PRIMARY KEY (cluster_id, proc_id));
 """
 
 EMPTY = "{}"
@@ -61,13 +64,40 @@ class JobQueue:
 
         return clusters, procs(), next_cluster
 
-    def submit(self, cluster_id: int, cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) -> None:
-        """Add a cluster and its procs (ProcId = position) in one transaction."""
+    def submit(self, cluster_id: int, cluster_ad: dict[str, str], proc_ads: list[dict[str, str]],
+               materialize: int | None = None) -> None:
+        """Add a cluster and its procs (ProcId = position) in one transaction.  With
+        ``materialize``, only that many procs enter the queue; the rest wait, just as durable, in
+        ``pending`` until the schedd materializes them (late materialization)."""
+        n = len(proc_ads) if materialize is None else materialize
         with self._transaction() as cur:
             cur.execute("INSERT INTO clusters VALUES (?, ?)", (cluster_id, _dump(cluster_ad)))
             cur.executemany("INSERT INTO procs VALUES (?, ?, ?)",
-                            [(cluster_id, i, _dump(p)) for i, p in enumerate(proc_ads)])
+                            [(cluster_id, i, _dump(p)) for i, p in enumerate(proc_ads[:n])])
+            cur.executemany("INSERT INTO pending VALUES (?, ?, ?)",
+                            [(cluster_id, n + i, _dump(p)) for i, p in enumerate(proc_ads[n:])])
             cur.execute("INSERT OR REPLACE INTO meta VALUES ('next_cluster', ?)", (str(cluster_id + 1),))
+
+    def pending_counts(self) -> dict[int, int]:
+        """Procs not yet materialized, per cluster."""
+        return dict(self.db.execute("SELECT cluster_id, COUNT(*) FROM pending GROUP BY cluster_id"))
+
+    def materialize(self, cluster_id: int, count: int) -> list[tuple[int, dict[str, str]]]:
+        """Move the next ``count`` pending procs of a cluster into the queue, in one transaction."""
+        with self._transaction() as cur:
+            rows = cur.execute("SELECT proc_id, ad FROM pending WHERE cluster_id=? ORDER BY proc_id LIMIT ?",
+                               (cluster_id, count)).fetchall()
+            cur.executemany("INSERT INTO procs VALUES (?, ?, ?)", [(cluster_id, p, ad) for p, ad in rows])
+            cur.executemany("DELETE FROM pending WHERE cluster_id=? AND proc_id=?",
+                            [(cluster_id, p) for p, _ in rows])
+        return [(p, {} if ad == EMPTY else json.loads(ad)) for p, ad in rows]
+
+    def drop_pending(self, cluster_id: int) -> None:
+        """Forget a cluster's unmaterialized procs (the cluster was removed)."""
+        with self._transaction() as cur:
+            cur.execute("DELETE FROM pending WHERE cluster_id=?", (cluster_id,))
+            cur.execute("DELETE FROM clusters WHERE cluster_id=? AND NOT EXISTS "
+                        "(SELECT 1 FROM procs WHERE cluster_id=?)", (cluster_id, cluster_id))
 
     def set_proc_ads(self, changed: dict[JobId, dict[str, str]]) -> None:
         """Replace the stored proc ads of several jobs in one transaction."""
@@ -82,7 +112,8 @@ class JobQueue:
             cur.executemany("DELETE FROM procs WHERE cluster_id=? AND proc_id=?", ids)
             for cid in {c for c, _ in ids}:
                 cur.execute("DELETE FROM clusters WHERE cluster_id=? AND NOT EXISTS "
-                            "(SELECT 1 FROM procs WHERE cluster_id=?)", (cid, cid))
+                            "(SELECT 1 FROM procs WHERE cluster_id=?) AND NOT EXISTS "
+                            "(SELECT 1 FROM pending WHERE cluster_id=?)", (cid, cid, cid))
 
     def _transaction(self) -> _Tx:
         return _Tx(self.db, self.lock)
