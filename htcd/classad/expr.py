@@ -9,7 +9,7 @@ instead of exhausting the Python stack.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from htcd.errors import UserError
@@ -134,17 +134,20 @@ def unparse_name(name: str) -> str:
 class Expr:
     """A parsed ClassAd expression.  Immutable; compiled lazily and cached."""
 
-    __slots__ = ("_fn", "h")
+    __slots__ = ("_fn",)  # the compiled closure; unset until first needed (one store less per node)
 
-    def __init__(self) -> None:
-        self._fn: Fn | None = None
-        self.h = 1
+    @property
+    def h(self) -> int:
+        """Tree height as the parser limits it (a chain of one left-associative operator counts
+        once, since unparse and compile walk such chains iteratively)."""
+        return tree_height(self)
 
     # public API
     def eval(self, my: ClassAd | None = None, target: ClassAd | None = None) -> object:
         """Evaluate with MY=my and TARGET=target."""
-        fn = self._fn
-        if fn is None:
+        try:
+            fn = self._fn
+        except AttributeError:
             fn = self.compiled()
         try:
             return fn(my, Ctx(my, target))
@@ -153,10 +156,11 @@ class Expr:
 
     def compiled(self) -> Fn:
         """The closure for this tree (built once)."""
-        fn = self._fn
-        if fn is None:
+        try:
+            return self._fn
+        except AttributeError:
             fn = self._fn = self._compile()
-        return fn
+            return fn
 
     def __str__(self) -> str:
         out: list[str] = []
@@ -186,6 +190,10 @@ class Expr:
     def is_literal(self) -> bool:
         return False
 
+    def _kids(self) -> Sequence[Expr]:
+        """Direct subtrees."""
+        return ()
+
     # subclass hooks
     def _unparse(self, out: list[str], old: bool) -> None:
         raise NotImplementedError
@@ -202,7 +210,6 @@ class Literal(Expr):
     __slots__ = ("value",)
 
     def __init__(self, value: object) -> None:
-        super().__init__()
         self.value = value
 
     def is_literal(self) -> bool:
@@ -234,12 +241,15 @@ class RelTimeLiteral(Literal):
 class AttrRef(Expr):
     """A bare attribute name."""
 
-    __slots__ = ("name", "lname")
+    __slots__ = ("name",)
 
     def __init__(self, name: str) -> None:
-        super().__init__()
         self.name = name
-        self.lname = name.lower()
+
+    @property
+    def lname(self) -> str:
+        """The name as looked up (names are case-insensitive)."""
+        return self.name.lower()
 
     def _unparse(self, out: list[str], old: bool) -> None:
         out.append(unparse_name(self.name))
@@ -253,14 +263,19 @@ class AttrRef(Expr):
 class Select(Expr):
     """``base.name``; ``MY.name`` and ``TARGET.name`` compile to direct scope lookups."""
 
-    __slots__ = ("base", "name", "lname")
+    __slots__ = ("base", "name")
 
     def __init__(self, base: Expr, name: str) -> None:
-        super().__init__()
         self.base = base
         self.name = name
-        self.lname = name.lower()
-        self.h = base.h + 1
+
+    @property
+    def lname(self) -> str:
+        """The name as looked up (names are case-insensitive)."""
+        return self.name.lower()
+
+    def _kids(self) -> Sequence[Expr]:
+        return (self.base,)
 
     def _unparse(self, out: list[str], old: bool) -> None:
         self.base._unparse(out, old)
@@ -306,10 +321,11 @@ class Index(Expr):
     __slots__ = ("base", "index")
 
     def __init__(self, base: Expr, index: Expr) -> None:
-        super().__init__()
         self.base = base
         self.index = index
-        self.h = max(base.h, index.h) + 1
+
+    def _kids(self) -> Sequence[Expr]:
+        return (self.base, self.index)
 
     def _unparse(self, out: list[str], old: bool) -> None:
         self.base._unparse(out, old)
@@ -344,10 +360,11 @@ class Unary(Expr):
     __slots__ = ("op", "operand")
 
     def __init__(self, op: str, operand: Expr) -> None:
-        super().__init__()
         self.op = op
         self.operand = operand
-        self.h = operand.h + 1
+
+    def _kids(self) -> Sequence[Expr]:
+        return (self.operand,)
 
     def _unparse(self, out: list[str], old: bool) -> None:
         out.append(" " + self.op)
@@ -373,9 +390,10 @@ class Paren(Expr):
     __slots__ = ("inner",)
 
     def __init__(self, inner: Expr) -> None:
-        super().__init__()
         self.inner = inner
-        self.h = inner.h + 1
+
+    def _kids(self) -> Sequence[Expr]:
+        return (self.inner,)
 
     def _unparse(self, out: list[str], old: bool) -> None:
         out.append("(")
@@ -397,14 +415,12 @@ class Binary(Expr):
     __slots__ = ("op", "left", "right")
 
     def __init__(self, op: str, left: Expr, right: Expr) -> None:
-        super().__init__()
         self.op = op
         self.left = left
         self.right = right
-        if type(left) is Binary and left.op == op:
-            self.h = max(left.h, right.h + 1)
-        else:
-            self.h = max(left.h, right.h) + 1
+
+    def _kids(self) -> Sequence[Expr]:
+        return (self.left, self.right)
 
     def _chain(self) -> list[Expr]:
         """Operands of a left-leaning chain of this operator, iteratively (chains can be long)."""
@@ -430,10 +446,8 @@ class Binary(Expr):
         items = self._chain()
         op = self.op
         fns = [x.compiled() for x in items]
-        if op == "&&":
-            return _compile_and(fns)
-        if op == "||":
-            return _compile_or(fns)
+        if op == "&&" or op == "||":
+            return _compile_logic(fns, op == "||")
         if len(fns) > 2:
             impl = ops.BINARY_IMPL[op]
             first, rest = fns[0], fns[1:]
@@ -453,68 +467,39 @@ class Binary(Expr):
         return lambda s, c: impl(lf(s, c), rf(s, c))
 
 
-def _compile_and(fns: list[Fn]) -> Fn:
-    _and = ops.logic_and
+def _compile_logic(fns: list[Fn], stop: bool) -> Fn:
+    """A chain of ``&&`` (``stop`` False) or ``||`` (``stop`` True), short-circuiting on ``stop``."""
+    _logic = ops.logic
+    _b3 = ops.to_bool3
+    go = not stop
     if len(fns) == 2:
         lf, rf = fns
 
-        def and2(s: Any, c: Ctx) -> object:
+        def logic2(s: Any, c: Ctx) -> object:
             v = lf(s, c)
-            if v is False:
-                return False
-            if v is True:
+            if v is stop:
+                return stop
+            if v is go:
                 r = rf(s, c)
                 if r is True or r is False:
                     return r
-                return ops.to_bool3(r)
-            return _and(v, lambda: rf(s, c))
-        return and2
+                return _b3(r)
+            return _logic(v, lambda: rf(s, c), stop)
+        return logic2
 
     first, rest = fns[0], fns[1:]
 
-    def and_n(s: Any, c: Ctx) -> object:
+    def logic_n(s: Any, c: Ctx) -> object:
         v = first(s, c)
         for f in rest:
-            if v is False:
-                return False
-            if v is True:
-                v = ops.to_bool3(f(s, c))
+            if v is stop:
+                return stop
+            if v is go:
+                v = _b3(f(s, c))
             else:
-                v = _and(v, lambda f=f: f(s, c))
-        return ops.to_bool3(v) if v is not False and v is not True else v
-    return and_n
-
-
-def _compile_or(fns: list[Fn]) -> Fn:
-    _or = ops.logic_or
-    if len(fns) == 2:
-        lf, rf = fns
-
-        def or2(s: Any, c: Ctx) -> object:
-            v = lf(s, c)
-            if v is True:
-                return True
-            if v is False:
-                r = rf(s, c)
-                if r is True or r is False:
-                    return r
-                return ops.to_bool3(r)
-            return _or(v, lambda: rf(s, c))
-        return or2
-
-    first, rest = fns[0], fns[1:]
-
-    def or_n(s: Any, c: Ctx) -> object:
-        v = first(s, c)
-        for f in rest:
-            if v is True:
-                return True
-            if v is False:
-                v = ops.to_bool3(f(s, c))
-            else:
-                v = _or(v, lambda f=f: f(s, c))
-        return ops.to_bool3(v) if v is not False and v is not True else v
-    return or_n
+                v = _logic(v, lambda f=f: f(s, c), stop)
+        return _b3(v) if v is not False and v is not True else v
+    return logic_n
 
 
 def _compile_cmp(op: str, lf: Fn, rf: Fn, rconst: object) -> Fn:
@@ -621,11 +606,12 @@ class Cond(Expr):
     __slots__ = ("cond", "then", "other")
 
     def __init__(self, cond: Expr, then: Expr, other: Expr) -> None:
-        super().__init__()
         self.cond = cond
         self.then = then
         self.other = other
-        self.h = max(cond.h, then.h, other.h) + 1
+
+    def _kids(self) -> Sequence[Expr]:
+        return (self.cond, self.then, self.other)
 
     def _unparse(self, out: list[str], old: bool) -> None:
         self.cond._unparse(out, old)
@@ -656,10 +642,11 @@ class Elvis(Expr):
     __slots__ = ("left", "right")
 
     def __init__(self, left: Expr, right: Expr) -> None:
-        super().__init__()
         self.left = left
         self.right = right
-        self.h = max(left.h, right.h) + 1
+
+    def _kids(self) -> Sequence[Expr]:
+        return (self.left, self.right)
 
     def _unparse(self, out: list[str], old: bool) -> None:
         self.left._unparse(out, old)
@@ -680,10 +667,11 @@ class Call(Expr):
     __slots__ = ("name", "args")
 
     def __init__(self, name: str, args: list[Expr]) -> None:
-        super().__init__()
         self.name = name
         self.args = args
-        self.h = max((a.h for a in args), default=0) + 1
+
+    def _kids(self) -> Sequence[Expr]:
+        return self.args
 
     def _unparse(self, out: list[str], old: bool) -> None:
         out.append(self.name)
@@ -704,9 +692,10 @@ class ListExpr(Expr):
     __slots__ = ("items",)
 
     def __init__(self, items: list[Expr]) -> None:
-        super().__init__()
         self.items = items
-        self.h = max((a.h for a in items), default=0) + 1
+
+    def _kids(self) -> Sequence[Expr]:
+        return self.items
 
     def _unparse(self, out: list[str], old: bool) -> None:
         if not self.items:
@@ -733,9 +722,10 @@ class AdExpr(Expr):
     __slots__ = ("ad",)
 
     def __init__(self, ad: ClassAd) -> None:
-        super().__init__()
         self.ad = ad
-        self.h = max((e.expr.h for e in ad._attrs.values() if e.expr is not None), default=0) + 1
+
+    def _kids(self) -> Sequence[Expr]:
+        return [e.expr for e in self.ad._attrs.values() if e.expr is not None]
 
     def _unparse(self, out: list[str], old: bool) -> None:
         out.append(self.ad._unparse(old))
@@ -743,6 +733,32 @@ class AdExpr(Expr):
     def _compile(self) -> Fn:
         tmpl = self.ad
         return lambda s, c: tmpl._view(s)
+
+
+def _node_height(n: Expr, known: dict[int, int]) -> int:
+    """Height of ``n`` from its subtrees' heights in ``known`` (by id; absent means a leaf)."""
+    get = known.get
+    if type(n) is Binary:
+        left, right = n.left, n.right
+        lh, rh = get(id(left), 1), get(id(right), 1)
+        if type(left) is Binary and left.op == n.op:
+            return max(lh, rh + 1)
+        return max(lh, rh) + 1
+    return max((get(id(k), 1) for k in n._kids()), default=0) + 1
+
+
+def tree_height(root: Expr) -> int:
+    """Height of a whole tree, iteratively (trees built outside the parser can be deep)."""
+    known: dict[int, int] = {}
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            known[id(n)] = _node_height(n, known)
+        else:
+            stack.append((n, True))
+            stack.extend((k, False) for k in n._kids())
+    return known[id(root)]
 
 
 def literal(value: object) -> Expr:
@@ -775,19 +791,31 @@ def literal(value: object) -> Expr:
 
 # ---------------------------------------------------------------- lexer
 
-_TOKEN = re.compile(
-    r"""
-    (?P<ws>(?:\s+|//[^\n]*|/\*.*?\*/)+)
-  | (?P<real>(?:\d+\.\d+(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+))
-  | (?P<int>\d+)
-  | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<str>"(?:[^"\\]|\\.)*")
-  | (?P<qname>'(?:[^'\\]|\\.)*')
-  | (?P<op>>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>!~&|^()\[\]{},;.?:=])
-  | (?P<bad>.)
-    """,
+# One match per token: skip blanks and comments, then capture the token text.  A number directly
+# after '-' is captured with it ("-5"): in operand position that is a negative literal, in operator
+# position the parser splits it back into '-' and the number.  An unterminated comment, string or
+# quoted name takes the rest of the text (one failed scan, not one per quote); other characters no
+# rule accepts come out as one-character tokens.  The parser rejects both (see _lex_problem).  The
+# end of the text matches as "" (once or twice).  Commonest first: names, then one-character operators.
+_LEX = re.compile(
+    r"""(?:\s+|//[^\n]*|/\*.*?\*/)*+
+    ( [A-Za-z_][A-Za-z0-9_]*
+    | [(),{}*+%^~;?:\[\]]
+    | >>>|=[?!]=|[=!<>]=|<<|>>|&&|\|\|
+    | -?(?:\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)
+    | "[^"\\]*(?:\\.[^"\\]*)*"
+    | '[^'\\]*(?:\\.[^'\\]*)*'
+    | (?:/\*|["']).*
+    | \S
+    | \Z )""",
     re.VERBOSE | re.DOTALL,
 )
+_LEX_PLAIN = re.compile(_LEX.pattern.replace(r"(?:\s+|//[^\n]*|/\*.*?\*/)*+", r"\s*+"), re.VERBOSE | re.DOTALL)
+"""The same tokens for text without comments (one less alternative to try before each token)."""
+_QUOTED = re.compile(r""""[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*'""", re.DOTALL)
+_IDSTART = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NUMSTART = frozenset("0123456789.-")
+_OPCHARS = frozenset("-+*/%<>!~&|^()[]{},;.?:=")
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
             "\\": "\\", '"': '"', "'": "'", "?": "?"}
@@ -811,7 +839,42 @@ def _unescape(body: str) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+def _unescape_old(body: str) -> str:
+    return body.replace('\\"', '"')
+
+
+def _where(src: str, pos: int) -> tuple[int, int]:
+    line = src.count("\n", 0, pos) + 1
+    col = pos - (src.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+def _is_number(t: str) -> bool:
+    """Token text of a number literal, possibly with its '-' (a lone '.' or '-' is an operator)."""
+    return t[:1] in _NUMSTART and len(t) > 1 or t.isdecimal()
+
+
+def _lex_problem(t: str) -> tuple[str, int] | None:
+    """What is lexically wrong with one token (message, offset of the bad part), if anything."""
+    if not t:
+        return None
+    if t[0] in "\"'" and not _QUOTED.fullmatch(t):
+        return f"unexpected character {t[0]!r}", 0
+    if len(t) == 1:
+        if t in _OPCHARS or t in _IDSTART or t.isdecimal():
+            return None
+        return f"unexpected character {t!r}", 0
+    if t[:2] == "/*":
+        return "unterminated comment", 0
+    body = t[1:] if t[0] == "-" else t
+    if body[0] == "0" and len(body) > 1 and body.isdecimal():
+        return f"bad number {body!r}: expected a decimal without leading zero", len(t) - len(body)
+    return None
+
+
 class Tok:
+    """One token with its place in the text (for callers that read single tokens)."""
+
     __slots__ = ("kind", "text", "pos", "end", "value")
 
     def __init__(self, kind: str, text: str, pos: int, end: int, value: object = None) -> None:
@@ -822,70 +885,11 @@ class Tok:
         self.value = value
 
 
-def _where(src: str, pos: int) -> tuple[int, int]:
-    line = src.count("\n", 0, pos) + 1
-    col = pos - (src.rfind("\n", 0, pos) + 1) + 1
-    return line, col
-
-
-def _unescape_old(body: str) -> str:
-    return body.replace('\\"', '"')
-
-
-def tokenize(src: str, old: bool = False) -> list[Tok]:
-    """Split text into tokens; adjacent string literals are joined as HTCondor does."""
-    toks: list[Tok] = []
-    append = toks.append
-    keywords = _KEYWORDS
-    last_str: Tok | None = None
-    for m in _TOKEN.finditer(src):
-        kind = m.lastgroup
-        if kind == "ws":
-            continue
-        text = m.group()
-        pos, end = m.span()
-        if kind == "id":
-            low = text.lower()
-            if low in keywords:
-                append(Tok("kw", text, pos, end, low))
-            else:
-                append(Tok("id", text, pos, end, text))
-        elif kind == "op":
-            if text == "/" and src.startswith("/*", pos):
-                line, col = _where(src, pos)
-                raise ClassAdSyntaxError("unterminated comment", line=line, column=col)
-            append(Tok("op", text, pos, end, text))
-        elif kind == "int":
-            if len(text) > 1 and text[0] == "0":
-                line, col = _where(src, pos)
-                raise ClassAdSyntaxError(f"bad number {text!r}: expected a decimal without leading zero",
-                                         line=line, column=col)
-            append(Tok("int", text, pos, end, int(text)))
-        elif kind == "str":
-            v = _unescape_old(text[1:-1]) if old else _unescape(text[1:-1])
-            if last_str is not None and toks[-1] is last_str:
-                last_str.value = last_str.value + v  # type: ignore[operator]
-                last_str.end = end
-                continue
-            last_str = Tok("str", text, pos, end, v)
-            append(last_str)
-        elif kind == "real":
-            append(Tok("real", text, pos, end, float(text)))
-        elif kind == "qname":
-            append(Tok("id", text, pos, end, _unescape(text[1:-1])))
-        else:
-            line, col = _where(src, pos)
-            raise ClassAdSyntaxError(f"unexpected character {src[pos]!r}", line=line, column=col)
-    n = len(src)
-    toks.append(Tok("eof", "", n, n))
-    return toks
-
-
 # ---------------------------------------------------------------- parser
 
 _PREC = {
     "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5,
-    "==": 6, "!=": 6, "=?=": 6, "=!=": 6, "is": 6, "isnt": 6,
+    "==": 6, "!=": 6, "=?=": 6, "=!=": 6,
     "<": 7, "<=": 7, ">": 7, ">=": 7,
     "<<": 8, ">>": 8, ">>>": 8,
     "+": 9, "-": 9,
@@ -894,269 +898,508 @@ _PREC = {
 _KW_OP = {"is": "=?=", "isnt": "=!="}
 
 
+def _any_case(word: str) -> list[str]:
+    out = [""]
+    for ch in word:
+        out = [p + c for p in out for c in {ch.lower(), ch.upper()}]
+    return out
+
+
+_KW_ANY = frozenset(v for w in _KEYWORDS for v in _any_case(w))  # keywords in every spelling: no lower()
+_KW_OP_ANY = {v: op for w, op in _KW_OP.items() for v in _any_case(w)}
+# What may follow an operand: binary operators by precedence (is/isnt in every spelling), and the
+# tokens that end a run of them as 0.  Anything else is looked at more closely.
+_AFTER = {**_PREC, **dict.fromkeys(_KW_OP_ANY, 6), **dict.fromkeys((")", ",", "", "]", "}", ":", "?", ";"), 0)}
+_UNARY = frozenset({"-", "+", "!", "~"})
+_AFTER_OPERAND = frozenset({".", "[", "(", "?"})  # an operand followed by these is not a simple one
+_DIGITS = frozenset("0123456789")
+_CONSTS: dict[str, object] = {"true": True, "false": False, "undefined": UNDEFINED, "error": ERROR}
+_INT_MAX = -INT_MIN - 1
+
+
 class Parser:
-    """Recursive descent with precedence climbing; explicit nesting limits."""
+    """Precedence climbing over a list of token strings, with explicit nesting limits.
+
+    Tokens are plain strings from one ``findall`` and ``self.i`` indexes them; positions are only
+    worked out when there is an error to report.  Depth (``d``) is passed down instead of kept in
+    a counter.  Tree height is only tracked when the text has more tokens than MAX_HEIGHT (every
+    node consumes a token, so shorter text cannot build a taller tree)."""
+
+    __slots__ = ("src", "old", "toks", "i", "deep", "heights")
 
     def __init__(self, src: str, old: bool = False) -> None:
         if not isinstance(src, str):
             raise TypeError("ClassAd text must be a str")
         self.src = src
-        self.toks = tokenize(src, old)
+        self.old = old
+        toks = (_LEX if "/*" in src or "//" in src else _LEX_PLAIN).findall(src)
+        k = len(toks) - 2  # the last token before the one or two "" at the end
+        if k > 0 and not toks[k]:
+            k -= 1
+        if k >= 0:
+            last = toks[k]
+            q = last[:1]
+            if (q == '"' or q == "'") and not (len(last) > 1 and last[-1] == q and last[-2] != "\\") \
+                    and not _QUOTED.fullmatch(last):
+                toks[k] = "\0"  # an unterminated string: no rule accepts this
+        self.deep = len(toks) >= MAX_HEIGHT
+        toks += ("", "")  # end of input, and room to look one past it
+        self.toks = toks
         self.i = 0
-        self.depth = 0
+        if self.deep:
+            self.heights: dict[int, int] = {}
 
-    # helpers
-    def peek(self) -> Tok:
-        return self.toks[self.i]
-
-    def next(self) -> Tok:
-        t = self.toks[self.i]
-        self.i += 1
-        return t
-
-    def error(self, msg: str, tok: Tok | None = None) -> ClassAdSyntaxError:
-        tok = tok or self.peek()
-        line, col = _where(self.src, tok.pos)
-        found = "end of input" if tok.kind == "eof" else repr(tok.text)
+    # errors
+    def error(self, msg: str, at: int | None = None, skip: int = 0) -> ClassAdSyntaxError:
+        """The error to raise for token ``at`` (default: the current one): the first lexical error
+        in the text if there is one (as a separate lexer pass would report it), else ``msg``."""
+        src = self.src
+        i = self.i if at is None else at
+        pos, found = len(src), "end of input"
+        for k, m in enumerate(_LEX.finditer(src)):
+            raw = m.group(1)
+            bad = _lex_problem(raw)
+            if bad is not None:
+                line, col = _where(src, m.start(1) + bad[1])
+                return ClassAdSyntaxError(bad[0], line=line, column=col)
+            if k == i and raw:
+                cut = len(raw) - len(self.toks[i]) + skip  # a '-' split off or skipped
+                pos = m.start(1) + cut
+                neg = not cut and len(raw) > 1 and raw[0] == "-"  # "-5": the '-' comes first
+                found = repr("-" if neg else raw[cut:])
+        line, col = _where(src, pos)
         return ClassAdSyntaxError(f"{msg}, found {found}", line=line, column=col)
 
-    def expect(self, text: str) -> Tok:
-        t = self.peek()
-        if t.kind == "op" and t.text == text:
-            self.i += 1
-            return t
-        raise self.error(f"expected {text!r}")
-
-    def at_op(self, text: str) -> bool:
-        t = self.toks[self.i]
-        return t.kind == "op" and t.text == text
-
-    def enter(self) -> None:
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise self.error(f"expression nested more than {MAX_NESTING} deep")
-
-    def check(self, node: Expr) -> Expr:
-        if node.h > MAX_HEIGHT:
+    def _check(self, node: Expr) -> Expr:
+        hs = self.heights
+        h = hs[id(node)] = _node_height(node, hs)
+        if h > MAX_HEIGHT:
             raise self.error(f"expression tree deeper than {MAX_HEIGHT}")
         return node
 
-    # grammar
-    def parse_expr(self) -> Expr:
-        self.enter()
-        try:
-            cond = self.parse_binary(1)
-            if self.at_op("?"):
-                self.i += 1
-                then = self.parse_expr()
-                self.expect(":")
-                return self.check(Cond(cond, then, self.parse_expr()))
-            return cond
-        finally:
-            self.depth -= 1
+    def expect(self, text: str) -> None:
+        if self.toks[self.i] != text:
+            raise self.error(f"expected {text!r}")
+        self.i += 1
 
-    def _binop(self) -> str | None:
-        t = self.toks[self.i]
-        if t.kind == "op":
-            return t.text if t.text in _PREC else None
-        if t.kind == "kw" and t.value in _KW_OP:
-            return t.value  # type: ignore[return-value]
-        return None
+    def expect_end(self) -> None:
+        if self.toks[self.i] != "":
+            raise self.error("expected end of input")
 
-    def parse_binary(self, min_prec: int) -> Expr:
-        left = self.parse_unary()
-        while True:
-            op = self._binop()
-            if op is None:
-                return left
-            prec = _PREC[op]
-            if prec < min_prec:
-                return left
-            self.i += 1
-            right = self.parse_binary(prec + 1)
-            left = self.check(Binary(_KW_OP.get(op, op), left, right))
+    def peek(self) -> Tok:
+        """The current token as a Tok (kinds: id, kw, int, real, str, op, eof); a lexical error
+        anywhere in the text is raised first, as a separate lexer pass would."""
+        if any(_lex_problem(raw) for raw in _LEX.findall(self.src)):
+            raise self.error("bad token")
+        i = self.i
+        t = self.toks[i]
+        if t == "":
+            n = len(self.src)
+            return Tok("eof", "", n, n)
+        pos = 0
+        for k, m in enumerate(_LEX.finditer(self.src)):
+            if k == i:
+                pos = m.start(1) + len(m.group(1)) - len(t)
+                break
+        end = pos + len(t)
+        c = t[0]
+        if c in _IDSTART:
+            low = t.lower()
+            return Tok("kw", t, pos, end, low) if low in _KEYWORDS else Tok("id", t, pos, end, t)
+        if c == "'" and len(t) > 1:
+            return Tok("id", t, pos, end, _unescape(t[1:-1]))
+        if c == '"' and len(t) > 1:
+            return Tok("str", t, pos, end, _unescape_old(t[1:-1]) if self.old else _unescape(t[1:-1]))
+        if _is_number(t) and t[0] != "-":
+            if "." in t or "e" in t or "E" in t:
+                return Tok("real", t, pos, end, float(t))
+            return Tok("int", t, pos, end, int(t))
+        if t[0] == "-" and len(t) > 1:
+            return Tok("op", "-", pos, pos + 1, "-")
+        return Tok("op", t, pos, end, t)
 
-    def parse_unary(self) -> Expr:
+    def next(self) -> Tok:
+        """The current token as a Tok, stepping past it."""
         t = self.peek()
-        if t.kind == "op" and t.text in ("-", "+", "!", "~"):
+        if t.kind == "op" and t.text == "-" and len(self.toks[self.i]) > 1:
+            self.toks[self.i] = self.toks[self.i][1:]
+        else:
             self.i += 1
-            nxt = self.peek()
-            if t.text == "-" and nxt.kind in ("int", "real") and nxt.pos == t.end:
-                self.i += 1
-                return self.parse_elvis(self.parse_postfix(self._number(nxt, True)))
-            self.enter()
-            try:
-                return self.check(Unary(t.text, self.parse_unary()))
-            finally:
-                self.depth -= 1
-        return self.parse_elvis(self.parse_postfix(self.parse_primary()))
+        return t
 
-    def parse_elvis(self, node: Expr) -> Expr:
+    # grammar
+    def parse_expr(self, d: int = 0) -> Expr:
+        """expr := binary [ '?' expr ':' expr ]"""
+        d += 1
+        if d > MAX_NESTING:
+            raise self.error(f"expression nested more than {MAX_NESTING} deep")
+        node = self.binary(d)
+        if self.toks[self.i] == "?":
+            return self._cond(node, d)
+        return node
+
+    def _cond(self, node: Expr, d: int) -> Expr:
+        """``node ? then : other``, at the '?' (``d`` is the depth of the whole expression)."""
+        self.i += 1
+        then = self.parse_expr(d)
+        self.expect(":")
+        node = Cond(node, then, self.parse_expr(d))
+        if self.deep:
+            self._check(node)
+        return node
+
+    def binary(self, d: int, min_prec: int = 1, node: Expr | None = None) -> Expr:
+        """Operands joined by binary operators of precedence ``min_prec`` or more, by precedence
+        climbing: a call only where a tighter operator follows, none per precedence level.  The
+        commonest operands (a name, ``MY.name``/``TARGET.name``, a number, one string, a
+        parenthesis, a call) are read inline; anything else goes through unary().  ``node`` is an
+        operand already read."""
+        toks = self.toks
+        prec_of = _AFTER.get
+        deep = self.deep
+        i = self.i
+        left: Expr | None = None
+        op = ""
+        p = 0
+        while True:
+            if node is None:
+                t = toks[i]
+                nx = toks[i + 1]
+                c = t[:1]
+                if c in _IDSTART:
+                    if nx == ".":
+                        n = toks[i + 2]
+                        if n[:1] in _IDSTART and toks[i + 3] not in _AFTER_OPERAND \
+                                and t not in _KW_ANY and n not in _KW_ANY:
+                            node = Select(AttrRef(t), n)
+                            i += 3
+                            if deep:
+                                self._check(node)
+                    elif nx not in _AFTER_OPERAND:
+                        if t not in _KW_ANY:
+                            node = AttrRef(t)
+                            i += 1
+                        else:
+                            low = t.lower()
+                            if low in _CONSTS:
+                                node = Literal(_CONSTS[low])
+                                i += 1
+                    elif nx == "(" and t not in _KW_ANY:
+                        node = self._call(t, i, d)
+                        i = self.i
+                        if toks[i] in _AFTER_OPERAND:
+                            node = self._tail(node, d)
+                            i = self.i
+                elif t == "(" and d + 2 <= MAX_NESTING:  # as _group, without the calls
+                    self.i = i + 1
+                    node = self.binary(d + 2)
+                    i = self.i
+                    if toks[i] == "?":
+                        node = self._cond(node, d + 2)
+                        i = self.i
+                    if toks[i] != ")":
+                        raise self.error("expected ')'")
+                    i += 1
+                    node = Paren(node)
+                    if deep:
+                        self.i = i
+                        self._check(node)
+                    if toks[i] in _AFTER_OPERAND:
+                        self.i = i
+                        node = self._tail(node, d)
+                        i = self.i
+                elif t == "{":
+                    node = self._group(t, i, d)
+                    i = self.i
+                    if toks[i] in _AFTER_OPERAND:
+                        node = self._tail(node, d)
+                        i = self.i
+                elif nx in _AFTER_OPERAND:
+                    pass
+                elif c == '"':
+                    if len(t) > 1 and nx[:1] != '"':
+                        v = t[1:-1]
+                        if "\\" in v:
+                            v = _unescape_old(v) if self.old else _unescape(v)
+                        node = Literal(v)
+                        i += 1
+                elif c in _DIGITS:
+                    if len(t) < 19 and t.isdigit() and (c != "0" or len(t) == 1):
+                        node = Literal(int(t))
+                    else:
+                        node = self._number(t, i)
+                    i += 1
+                if node is None:
+                    self.i = i
+                    node = self.unary(d)
+                    i = self.i
+            # the operator after it, not consumed yet
+            nop = toks[i]
+            p2 = prec_of(nop)
+            if p2 is None:
+                p2 = 9 if nop[:1] == "-" and len(nop) > 1 else 0  # "-5" after an operand: '-' then 5
+            if left is None:
+                left = node
+            else:
+                if p2 > p:  # a tighter operator: it takes this operand
+                    self.i = i
+                    node = self.binary(d, p + 1, node)
+                    i = self.i
+                    nop = toks[i]
+                    p2 = prec_of(nop)
+                    if p2 is None:
+                        p2 = 9 if nop[:1] == "-" and len(nop) > 1 else 0
+                left = Binary(op, left, node)
+                if deep:
+                    self.i = i
+                    self._check(left)
+            if p2 < min_prec:  # 0: the end of this run
+                self.i = i
+                return left
+            p = p2
+            if nop in _KW_OP_ANY:
+                op = _KW_OP_ANY[nop]
+                i += 1
+            elif p2 == 9 and len(nop) > 1:
+                op = "-"
+                toks[i] = nop[1:]
+            else:
+                op = nop
+                i += 1
+            node = None
+
+    def unary(self, d: int) -> Expr:
+        t = self.toks[self.i]
+        if t in _UNARY:
+            self.i += 1
+            d += 1
+            if d > MAX_NESTING:
+                raise self.error(f"expression nested more than {MAX_NESTING} deep")
+            node: Expr = Unary(t, self.unary(d))
+            if self.deep:
+                self._check(node)
+            return node
+        return self._tail(self.primary(d), d)
+
+    def _tail(self, node: Expr, d: int) -> Expr:
+        """Postfix selections/indexes and elvis after an operand."""
+        toks = self.toks
+        t = toks[self.i]
+        if t == "." or t == "[":
+            node = self.postfix(node, d)
+            t = toks[self.i]
+        if t == "?" and toks[self.i + 1] == ":":
+            return self.elvis(node, d)
+        return node
+
+    def elvis(self, node: Expr, d: int) -> Expr:
         """``a ?: b`` binds as HTCondor's grammar has it: tighter than unary and binary operators,
         left to right, with postfix expressions (or a negative number) on both sides, so
         ``x ?: 0 + 1`` is ``(x ?: 0) + 1`` and ``-x ?: 5`` is ``-(x ?: 5)``."""
         toks = self.toks
+        while toks[self.i] == "?" and toks[self.i + 1] == ":":
+            self.i += 2
+            right = self.primary(d)
+            if toks[self.i] in (".", "["):
+                right = self.postfix(right, d)
+            node = Elvis(node, right)
+            if self.deep:
+                self._check(node)
+        return node
+
+    def postfix(self, node: Expr, d: int) -> Expr:
+        toks = self.toks
         while True:
             t = toks[self.i]
-            if not (t.kind == "op" and t.text == "?"):
-                return node
-            c = toks[self.i + 1]
-            if not (c.kind == "op" and c.text == ":"):
-                return node
-            self.i += 2
-            nxt = toks[self.i]
-            if nxt.kind == "op" and nxt.text == "-" and toks[self.i + 1].kind in ("int", "real") \
-                    and toks[self.i + 1].pos == nxt.end:
-                self.i += 2
-                right = self.parse_postfix(self._number(toks[self.i - 1], True))
+            if t == ".":
+                self.i += 1
+                n = toks[self.i]
+                c = n[:1]
+                if c in _IDSTART and n not in _KW_ANY:
+                    name = n
+                elif c == "'" and len(n) > 1:
+                    name = _unescape(n[1:-1])
+                else:
+                    raise self.error("expected an attribute name after '.'")
+                self.i += 1
+                node = Select(node, name)
+            elif t == "[":
+                self.i += 1
+                if d + 1 > MAX_NESTING:
+                    raise self.error(f"expression nested more than {MAX_NESTING} deep")
+                idx = self.parse_expr(d + 1)
+                self.expect("]")
+                node = Index(node, idx)
             else:
-                right = self.parse_postfix(self.parse_primary())
-            node = self.check(Elvis(node, right))
+                return node
+            if self.deep:
+                self._check(node)
 
-    def _number(self, tok: Tok, neg: bool) -> Expr:
-        v = tok.value
-        if neg:
-            v = -v  # type: ignore[operator]
-        if tok.kind == "int" and not INT_MIN <= v <= -INT_MIN - 1:  # type: ignore[operator]
-            raise self.error("integer literal out of 64-bit range", tok)
+    def primary(self, d: int) -> Expr:
+        toks = self.toks
+        i = self.i
+        t = toks[i]
+        c = t[:1]
+        if c in _IDSTART:
+            if t in _KW_ANY:
+                low = t.lower()
+                if low in _CONSTS:
+                    self.i = i + 1
+                    return Literal(_CONSTS[low])
+                raise self.error("expected an expression")
+            if toks[i + 1] == "(":
+                return self._call(t, i, d)
+            self.i = i + 1
+            return AttrRef(t)
+        if _is_number(t):
+            self.i = i + 1
+            return self._number(t, i)
+        if c == '"' and len(t) > 1:
+            old = self.old
+            v = _unescape_old(t[1:-1]) if old else _unescape(t[1:-1])
+            i += 1
+            t = toks[i]
+            while t[:1] == '"' and len(t) > 1:  # adjacent strings are one literal
+                v += _unescape_old(t[1:-1]) if old else _unescape(t[1:-1])
+                i += 1
+                t = toks[i]
+            self.i = i
+            return Literal(v)
+        if t == "(" or t == "{":
+            return self._group(t, i, d)
+        if t == "[":
+            node: Expr = AdExpr(self.parse_ad_body(d))
+        elif c == "'" and len(t) > 1:
+            self.i = i + 1
+            return AttrRef(_unescape(t[1:-1]))
+        else:
+            raise self.error("expected an expression")
+        if self.deep:
+            self._check(node)
+        return node
+
+    def _call(self, name: str, i: int, d: int) -> Expr:
+        """``name(args)`` with the name at token ``i``."""
+        self.i = i + 2
+        args = self.items(")", d)
+        if len(args) == 1 and len(name) == 7:
+            low = name.lower()
+            if low == "abstime" or low == "reltime":
+                a = args[0]
+                if type(a) is Literal and type(a.value) is str:
+                    return self._time_literal(i, low, a.value)
+        node = Call(name, args)
+        if self.deep:
+            self._check(node)
+        return node
+
+    def _group(self, t: str, i: int, d: int) -> Expr:
+        """``( expr )`` or ``{ items }`` opening at token ``i``."""
+        self.i = i + 1
+        if t == "(":
+            if d + 1 > MAX_NESTING:
+                raise self.error(f"expression nested more than {MAX_NESTING} deep")
+            inner = self.parse_expr(d + 1)
+            if self.toks[self.i] != ")":
+                raise self.error("expected ')'")
+            self.i += 1
+            node: Expr = Paren(inner)
+        else:
+            node = ListExpr(self.items("}", d))
+        if self.deep:
+            self._check(node)
+        return node
+
+    def _number(self, t: str, i: int) -> Expr:
+        if "." in t or "e" in t or "E" in t:
+            return Literal(float(t))
+        v = int(t)
+        if not INT_MIN <= v <= _INT_MAX:
+            raise self.error("integer literal out of 64-bit range", i, 1 if t[0] == "-" else 0)
+        if t[0] == "0" and len(t) > 1 or t[:2] == "-0" and len(t) > 2:
+            raise self.error("bad number")  # reported as the lexical error it is
         return Literal(v)
 
-    def parse_postfix(self, node: Expr) -> Expr:
-        while True:
-            t = self.peek()
-            if t.kind != "op":
-                return node
-            if t.text == ".":
-                self.i += 1
-                n = self.next()
-                if n.kind != "id":
-                    self.i -= 1
-                    raise self.error("expected an attribute name after '.'")
-                node = self.check(Select(node, n.value))  # type: ignore[arg-type]
-            elif t.text == "[":
-                self.i += 1
-                self.enter()
-                try:
-                    idx = self.parse_expr()
-                finally:
-                    self.depth -= 1
-                self.expect("]")
-                node = self.check(Index(node, idx))
-            else:
-                return node
-
-    def parse_primary(self) -> Expr:
-        t = self.next()
-        k = t.kind
-        if k == "int" or k == "real":
-            return self._number(t, False)
-        if k == "str":
-            return Literal(t.value)
-        if k == "kw":
-            v = t.value
-            if v == "true":
-                return Literal(True)
-            if v == "false":
-                return Literal(False)
-            if v == "undefined":
-                return Literal(UNDEFINED)
-            if v == "error":
-                return Literal(ERROR)
-            self.i -= 1
-            raise self.error("expected an expression")
-        if k == "id":
-            if self.at_op("(") and not t.text.startswith("'"):
-                self.i += 1
-                args = self._items(")")
-                if len(args) == 1 and type(args[0]) is Literal and type(args[0].value) is str \
-                        and t.text.lower() in ("abstime", "reltime"):
-                    return self._time_literal(t, args[0].value)
-                return self.check(Call(t.text, args))
-            return AttrRef(t.value)  # type: ignore[arg-type]
-        if k == "op":
-            if t.text == "(":
-                self.enter()
-                try:
-                    inner = self.parse_expr()
-                finally:
-                    self.depth -= 1
-                self.expect(")")
-                return self.check(Paren(inner))
-            if t.text == "{":
-                return self.check(ListExpr(self._items("}")))
-            if t.text == "[":
-                self.i -= 1
-                return self.check(AdExpr(self.parse_ad_body()))
-        self.i -= 1
-        raise self.error("expected an expression")
-
-    def _time_literal(self, name: Tok, text: str) -> Expr:
+    def _time_literal(self, at: int, low: str, text: str) -> Expr:
         """``absTime("...")`` / ``relTime("...")`` of a string literal is read at parse time, as
         HTCondor does: malformed text is a syntax error."""
         from .functions import parse_abstime, parse_reltime
 
-        if name.text.lower() == "abstime":
-            at = parse_abstime(text)
-            if at is None:
-                raise self.error(f"bad absTime text {text!r}", name)
-            return Literal(at)
+        if low == "abstime":
+            t = parse_abstime(text)
+            if t is None:
+                raise self.error(f"bad absTime text {text!r}", at)
+            return Literal(t)
         secs = parse_reltime(text)
         if secs is None:
-            raise self.error(f"bad relTime text {text!r}", name)
+            raise self.error(f"bad relTime text {text!r}", at)
         return RelTimeLiteral(float(secs))
 
-    def _items(self, close: str) -> list[Expr]:
-        self.enter()
-        try:
-            items: list[Expr] = []
-            if self.at_op(close):
+    def items(self, close: str, d: int) -> list[Expr]:
+        d += 1
+        if d > MAX_NESTING:
+            raise self.error(f"expression nested more than {MAX_NESTING} deep")
+        toks = self.toks
+        items: list[Expr] = []
+        if toks[self.i] == close:
+            self.i += 1
+            return items
+        deeper = d + 1
+        if deeper > MAX_NESTING:  # as parse_expr(d) would say
+            raise self.error(f"expression nested more than {MAX_NESTING} deep")
+        binary = self.binary
+        while True:
+            node = binary(deeper)
+            t = toks[self.i]
+            if t == "?":
+                node = self._cond(node, deeper)
+                t = toks[self.i]
+            items.append(node)
+            if t == ",":
                 self.i += 1
-                return items
-            while True:
-                items.append(self.parse_expr())
-                if self.at_op(","):
-                    self.i += 1
-                    continue
-                self.expect(close)
-                return items
-        finally:
-            self.depth -= 1
+                continue
+            if t != close:
+                raise self.error(f"expected {close!r}")
+            self.i += 1
+            return items
 
-    def parse_ad_body(self) -> ClassAd:
+    def parse_ad_body(self, d: int = 0) -> ClassAd:
         """``[ name = expr; ... ]`` (empty statements allowed)."""
         from .ad import ClassAd
 
         self.expect("[")
-        self.enter()
-        try:
-            ad = ClassAd()
-            while True:
-                if self.at_op("]"):
-                    self.i += 1
-                    return ad
-                if self.at_op(";"):
-                    self.i += 1
-                    continue
-                n = self.next()
-                if n.kind != "id":
-                    self.i -= 1
-                    raise self.error("expected an attribute name or ']'")
-                self.expect("=")
-                ad._set(n.value, self.parse_expr(), None)  # type: ignore[arg-type]
-                if self.at_op(";"):
-                    self.i += 1
-                elif not self.at_op("]"):
-                    raise self.error("expected ';' or ']'")
-        finally:
-            self.depth -= 1
-
-    def expect_end(self) -> None:
-        if self.peek().kind != "eof":
-            raise self.error("expected end of input")
+        d += 1
+        if d > MAX_NESTING:
+            raise self.error(f"expression nested more than {MAX_NESTING} deep")
+        toks = self.toks
+        ad = ClassAd()
+        while True:
+            t = toks[self.i]
+            if t == "]":
+                self.i += 1
+                return ad
+            if t == ";":
+                self.i += 1
+                continue
+            c = t[:1]
+            if c in _IDSTART and t not in _KW_ANY:
+                name = t
+            elif c == "'" and len(t) > 1:
+                name = _unescape(t[1:-1])
+            else:
+                raise self.error("expected an attribute name or ']'")
+            self.i += 1
+            self.expect("=")
+            ad._set(name, self.parse_expr(d), None)
+            t = toks[self.i]
+            if t == ";":
+                self.i += 1
+            elif t != "]":
+                raise self.error("expected ';' or ']'")
 
 
 _CACHE: dict[tuple[str, bool], Expr] = {}
-CACHE_SIZE = 4096  # distinct texts whose trees are kept (least recently used dropped first)
+CACHE_SIZE = 4096  # distinct texts whose trees are kept (least recently used dropped first); 0: none
 
 
 def parse_expr(text: str, old: bool = False) -> Expr:
@@ -1166,6 +1409,11 @@ def parse_expr(text: str, old: bool = False) -> Expr:
     Trees are immutable, so identical text (schedds and collectors see the same Requirements in
     thousands of ads) is parsed once: a bounded LRU dict maps text to its tree.  Texts holding a
     nested ad (``[``) are not cached, since a nested ad is a mutable ClassAd."""
+    if CACHE_SIZE <= 0:
+        p = Parser(text, old)
+        e = p.parse_expr()
+        p.expect_end()
+        return e
     key = (text, old)
     cache = _CACHE
     e = cache.pop(key, None)
@@ -1173,13 +1421,13 @@ def parse_expr(text: str, old: bool = False) -> Expr:
         cache[key] = e
         return e
     p = Parser(text, old)
-    if p.peek().kind == "eof":
-        raise p.error("expected an expression")
     e = p.parse_expr()
     p.expect_end()
     if "[" not in text:
-        if len(cache) >= CACHE_SIZE:
-            del cache[next(iter(cache))]
+        if len(cache) >= CACHE_SIZE:  # drop the least recently used half (one rebuild, not one per miss)
+            keep = list(cache.items())[CACHE_SIZE // 2:]
+            cache.clear()
+            cache.update(keep)
         cache[key] = e
     return e
 

@@ -34,6 +34,10 @@ def compile_call(name: str, fns: list[Any], args: list[Any] | None = None) -> An
     key = name.lower()
     if key == "unparse":
         return _compile_unparse(args or [])
+    if key == "unresolved":
+        return _compile_unresolved(fns, args or [])
+    if key == "evalineachcontext" or key == "countmatches":
+        return _compile_in_contexts(key == "countmatches", fns, args or [])
     lazy = _LAZY.get(key)
     if lazy is not None:
         return lambda s, c: lazy(fns, s, c)
@@ -119,50 +123,28 @@ def to_string(v: object) -> object:
     return unparse_value(v)
 
 
-@_strict("int")
-def _int(a: list[object]) -> object:
+def _convert(a: list[object], cast: Callable[[Any], object], keep: type) -> object:
+    """int()/real(): numbers, string prefixes (C strtod) and times through ``cast``."""
     if len(a) != 1:
         return ERROR
     v = a[0]
     t = type(v)
-    if t is int:
+    if t is keep:
         return v
-    if t is bool:
-        return int(v)  # type: ignore[arg-type]
-    if t is float:
-        return real_to_int(v)  # type: ignore[arg-type]
+    if t is int or t is float or t is bool:
+        return cast(v)
     if t is str:
         x = strtod(v)  # type: ignore[arg-type]
-        return ERROR if x is None else real_to_int(x)
+        return ERROR if x is None else cast(x)
     if t is AbsTime:
-        return real_to_int(v.epoch)  # type: ignore[union-attr]
+        return cast(v.epoch)  # type: ignore[union-attr]
     if t is RelTime:
-        return real_to_int(v.seconds)  # type: ignore[union-attr]
-    if v is UNDEFINED:
-        return UNDEFINED
-    return ERROR
+        return cast(v.seconds)  # type: ignore[union-attr]
+    return UNDEFINED if v is UNDEFINED else ERROR
 
 
-@_strict("real")
-def _real(a: list[object]) -> object:
-    if len(a) != 1:
-        return ERROR
-    v = a[0]
-    t = type(v)
-    if t is float:
-        return v
-    if t is int or t is bool:
-        return float(v)  # type: ignore[arg-type]
-    if t is str:
-        x = strtod(v)  # type: ignore[arg-type]
-        return ERROR if x is None else x
-    if t is AbsTime:
-        return float(v.epoch)  # type: ignore[union-attr]
-    if t is RelTime:
-        return float(v.seconds)  # type: ignore[union-attr]
-    if v is UNDEFINED:
-        return UNDEFINED
-    return ERROR
+_STRICT["int"] = lambda a: _convert(a, real_to_int, int)
+_STRICT["real"] = lambda a: _convert(a, float, float)
 
 
 @_strict("string")
@@ -642,7 +624,7 @@ _LAZY["ifthenelse"] = _if_then_else
 
 def known_functions() -> list[str]:
     """Lower-case names of every built-in."""
-    return sorted(set(_STRICT) | set(_LAZY))
+    return sorted(set(_STRICT) | set(_LAZY) | {"unparse", "unresolved", "evalineachcontext", "countmatches"})
 
 
 # ---------------------------------------------------------------- lists of numbers
@@ -1217,3 +1199,442 @@ def _format_time(a: list[object]) -> object:
     if type(t) is int:
         return _strftime(fmt, t, 0)  # type: ignore[arg-type]
     return ERROR
+
+
+# ---------------------------------------------------------------- types of times
+
+_STRICT["isabstime"] = _pred(lambda v: type(v) is AbsTime)
+_STRICT["isreltime"] = _pred(lambda v: type(v) is RelTime)
+
+
+@_strict("debug")
+def _debug(a: list[object]) -> object:
+    """The value itself: HTCondor also logs the evaluation, which a pure library has nowhere to do."""
+    return a[0] if len(a) == 1 else ERROR
+
+
+@_strict("random")
+def _random(a: list[object]) -> object:
+    """A value in [0, x): an integer for an integer x, else a real; no argument means x = 1.0."""
+    if len(a) > 1:
+        return ERROR
+    x = a[0] if a else 1.0
+    t = type(x)
+    if t is int and x > 0:  # type: ignore[operator]
+        return _rng.randrange(x)  # type: ignore[arg-type]
+    if t is float and x > 0:  # type: ignore[operator]
+        return _rng.random() * x  # type: ignore[operator]
+    return ERROR
+
+
+_rng = __import__("random").Random()
+
+
+# ---------------------------------------------------------------- versions
+
+_S_N, _S_I, _S_F, _S_Z = 0, 3, 6, 9
+_NEXT_STATE = (_S_N, _S_I, _S_Z, _S_N, _S_I, _S_I, _S_N, _S_F, _S_F, _S_N, _S_F, _S_Z)
+_CMP, _LEN = 2, 3
+# rows: state of the left string; columns: (left, right) character classes x/x x/d x/0 d/x d/d d/0 0/x 0/d 0/0
+_RESULT = (
+    _CMP, _CMP, _CMP, _CMP, _LEN, _CMP, _CMP, _CMP, _CMP,
+    _CMP, _LEN, _LEN, _LEN, _LEN, _LEN, _LEN, _LEN, _LEN,
+    _CMP, _CMP, _CMP, _CMP, _CMP, _CMP, _CMP, _CMP, _CMP,
+    _CMP, +1, +1, -1, _CMP, _CMP, -1, _CMP, _CMP,
+)
+
+
+def _digit_class(ch: int) -> int:
+    return (ch == 48) + (48 <= ch <= 57)
+
+
+def versioncmp(left: str, right: str) -> int:
+    """Version order of two strings (strverscmp's state machine): digit runs compare as numbers,
+    leading zeroes as fractions.  Where a number decides, the result is the difference in digit
+    counts (or of the first differing digits), as HTCondor's library gives it."""
+    a = left.encode("utf-8", "surrogateescape") + b"\0"
+    b = right.encode("utf-8", "surrogateescape") + b"\0"
+    i = 0
+    c1, c2 = a[0], b[0]
+    state = _S_N + _digit_class(c1)
+    while c1 == c2:
+        if c1 == 0:
+            return 0
+        state = _NEXT_STATE[state]
+        i += 1
+        c1, c2 = a[i], b[i]
+        state += _digit_class(c1)
+    kind = _RESULT[state * 3 + _digit_class(c2)]
+    if kind == _CMP:
+        return c1 - c2
+    if kind == _LEN:
+        n1 = len(a) - i - len(a[i:].lstrip(b"0123456789"))
+        n2 = len(b) - i - len(b[i:].lstrip(b"0123456789"))
+        return n1 - n2 if n1 != n2 else c1 - c2
+    return kind
+
+
+def _version_args(a: list[object], n: int) -> object:
+    """Arguments as strings (other values as string() gives them), or the UNDEFINED/ERROR result."""
+    if len(a) != n:
+        return ERROR
+    if any(v is UNDEFINED for v in a):
+        return UNDEFINED
+    if any(v is ERROR for v in a):
+        return ERROR
+    return [to_string(v) for v in a]
+
+
+@_strict("versioncmp")
+def _versioncmp(a: list[object]) -> object:
+    s = _version_args(a, 2)
+    return s if type(s) is not list else versioncmp(s[0], s[1])
+
+
+for _n, _t in {"versionGT": lambda r: r > 0, "versionGE": lambda r: r >= 0, "versionLT": lambda r: r < 0,
+               "versionLE": lambda r: r <= 0, "versionEQ": lambda r: r == 0}.items():
+    def _version_test(a: list[object], test: Callable[[int], bool] = _t) -> object:
+        s = _version_args(a, 2)
+        return s if type(s) is not list else test(versioncmp(s[0], s[1]))
+    _STRICT[_n.lower()] = _version_test
+
+
+@_strict("version_in_range")
+def _version_in_range(a: list[object]) -> object:
+    if len(a) != 3 or a[0] is UNDEFINED or a[0] is ERROR:
+        return ERROR
+    s = _version_args(a, 3)
+    if type(s) is not list:
+        return s
+    v, lo, hi = s
+    return versioncmp(lo, v) <= 0 and versioncmp(v, hi) <= 0
+
+
+# ---------------------------------------------------------------- string-list sets
+
+def _sl_subset(fold: bool) -> Strict:
+    def fn(a: list[object]) -> object:
+        if len(a) not in (2, 3):
+            return ERROR
+        if any(v is ERROR or (v is not UNDEFINED and type(v) is not str) for v in a):
+            return ERROR
+        sub, sup = a[0], a[1]
+        if sub is UNDEFINED:
+            return UNDEFINED if sup is UNDEFINED else True
+        delims = a[2] if len(a) == 3 and a[2] is not UNDEFINED else " ,"
+        items = split_list(sub, delims)  # type: ignore[arg-type]
+        if sup is UNDEFINED:
+            return not items
+        pool = split_list(sup, delims)  # type: ignore[arg-type]
+        if fold:
+            items, pool = [ops.ascii_lower(x) for x in items], [ops.ascii_lower(x) for x in pool]
+        return set(items) <= set(pool)
+    return fn
+
+
+_STRICT["stringlistsubsetmatch"] = _sl_subset(False)
+_STRICT["stringlistisubsetmatch"] = _sl_subset(True)
+
+
+@_strict("regexpMember")
+def _regexp_member(a: list[object]) -> object:
+    """Any string of a list matching a pattern; UNDEFINED items make a miss UNDEFINED, and a
+    non-string item before a match makes it ERROR.  A pattern that does not compile matches nothing."""
+    if len(a) not in (2, 3):
+        return ERROR
+    if any(v is ERROR for v in a):
+        return ERROR
+    if any(v is UNDEFINED for v in a):
+        return UNDEFINED
+    pat, lst = a[0], a[1]
+    opts = a[2] if len(a) == 3 else ""
+    if type(pat) is not str or type(opts) is not str or type(lst) is not list:
+        return ERROR
+    r = compile_regex(pat, opts)  # type: ignore[arg-type]
+    saw_undefined = False
+    for v in lst:
+        if v is UNDEFINED:
+            saw_undefined = True
+        elif type(v) is not str:
+            return ERROR
+        elif r is not None:
+            if not subject_ok(r, v):  # type: ignore[arg-type]
+                return ERROR
+            if r.search(v) is not None:  # type: ignore[arg-type]
+                return True
+    return UNDEFINED if saw_undefined else False
+
+
+# ---------------------------------------------------------------- environments
+
+_ENV_SPECIAL = frozenset(" \t\n\r\f\v'")
+
+
+def _env_quote(s: str) -> str:
+    """One word of the space-separated environment syntax: blanks and quotes quoted one by one."""
+    if not any(ch in _ENV_SPECIAL for ch in s):
+        return s
+    return "".join(("'" + ("''" if ch == "'" else ch) + "'") if ch in _ENV_SPECIAL else ch for ch in s)
+
+
+def _env_text(env: dict[str, str]) -> str:
+    return " ".join(_env_quote(k) + "=" + _env_quote(env[k]) for k in sorted(env))
+
+
+def _env_words(text: str) -> list[str] | None:
+    """Split the space-separated syntax into words, undoing single quotes (``''`` is a quote
+    inside them); None when a quote is left open."""
+    words: list[str] = []
+    cur: list[str] = []
+    in_word = quoted = False
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if quoted:
+            if ch == "'":
+                if text.startswith("''", i):
+                    cur.append("'")
+                    i += 1
+                else:
+                    quoted = False
+            else:
+                cur.append(ch)
+        elif ch == "'":
+            quoted = in_word = True
+        elif ch in " \t\n\r\f\v":
+            if in_word:
+                words.append("".join(cur))
+                cur, in_word = [], False
+        else:
+            cur.append(ch)
+            in_word = True
+        i += 1
+    if quoted:
+        return None
+    if in_word:
+        words.append("".join(cur))
+    return words
+
+
+def _env_add(env: dict[str, str], entry: str) -> bool:
+    name, eq, value = entry.partition("=")
+    if not eq or not name:
+        return False
+    env[name] = value
+    return True
+
+
+@_strict("envV1ToV2")
+def _env_v1_to_v2(a: list[object]) -> object:
+    """Old ``A=1;B=2`` environment text to the space-separated form (names sorted, last wins)."""
+    if len(a) != 1:
+        return ERROR
+    v = a[0]
+    if v is UNDEFINED or type(v) is not str:
+        return v if v is UNDEFINED else ERROR
+    env: dict[str, str] = {}
+    for entry in v.split(";"):  # type: ignore[union-attr]
+        entry = entry.lstrip()
+        if entry and not _env_add(env, entry):
+            return ERROR
+    return _env_text(env)
+
+
+@_strict("mergeEnvironment")
+def _merge_environment(a: list[object]) -> object:
+    """Environments in the space-separated form merged left to right (UNDEFINED counts as empty)."""
+    env: dict[str, str] = {}
+    for v in a:
+        if v is UNDEFINED:
+            continue
+        if type(v) is not str:
+            return ERROR
+        words = _env_words(v)  # type: ignore[arg-type]
+        if words is None or not all(_env_add(env, w) for w in words):
+            return ERROR
+    return _env_text(env)
+
+
+# ---------------------------------------------------------------- users
+
+@_strict("userHome")
+def _user_home(a: list[object]) -> object:
+    """The user's home directory from the password database, else the default (if a string)."""
+    if len(a) not in (1, 2):
+        return ERROR
+    user = a[0]
+    if user is ERROR or (user is not UNDEFINED and type(user) is not str):
+        return ERROR
+    home = None
+    if type(user) is str and user:
+        import pwd
+
+        try:
+            home = pwd.getpwnam(user).pw_dir  # type: ignore[arg-type]
+        except (KeyError, ValueError):
+            home = None
+    if home:
+        return home
+    if len(a) == 2 and type(a[1]) is str:
+        return a[1]
+    return UNDEFINED
+
+
+@_strict("userMap")
+def _user_map(a: list[object]) -> object:
+    """htcd defines no ClassAd user maps, so every user is in no group: the default group when
+    one is given, else UNDEFINED (what HTCondor answers with no map configured)."""
+    if not 2 <= len(a) <= 4:
+        return ERROR
+    if len(a) == 4 and type(a[3]) is str and type(a[1]) is str:
+        return a[3]
+    return UNDEFINED
+
+
+# ---------------------------------------------------------------- evaluating in other ads
+
+def _compile_in_contexts(count: bool, fns: list[Any], args: list[Any]) -> Any:
+    """``evalInEachContext(expr, ads)`` / ``countMatches(expr, ads)``: ``expr`` evaluated with
+    each ad of the list as its scope (a list of values / how many are true).  As in HTCondor, a
+    bare attribute name found in this ad or TARGET stands for its expression, which is what then
+    runs in each ad."""
+    from .expr import AttrRef
+
+    if len(fns) != 2:
+        return lambda s, c: ERROR
+    expr_fn, list_fn = fns
+    name = args[0].lname if type(args[0]) is AttrRef else None
+
+    def fn(s: Any, c: Any) -> object:
+        lst = list_fn(s, c)
+        if lst is UNDEFINED:
+            return 0 if count else UNDEFINED
+        if type(lst) is not list:
+            return ERROR
+        f = expr_fn
+        if name is not None:
+            e = None
+            scope = s
+            while scope is not None and e is None:
+                e = scope._attrs.get(name)
+                scope = scope._parent
+            if e is None and c.target is not None:
+                e = c.target._attrs.get(name)
+            if e is not None:
+                f = e.tree().compiled()
+        if count:
+            return sum(1 for ad in lst if _is_ad(ad) and ops.to_bool3(f(ad, c)) is True)
+        return [f(ad, c) if _is_ad(ad) else (UNDEFINED if ad is UNDEFINED else ERROR) for ad in lst]
+    return fn
+
+
+# ---------------------------------------------------------------- unresolved references
+
+def _attr_entry(arg: Any, s: Any) -> tuple[Any, Any] | None:
+    """The stored entry an ``attr`` or ``MY.attr``/``ad.attr`` argument names, looked up from
+    ``s``, with the ad holding it."""
+    from .expr import AttrRef, Select
+
+    names: list[str] = []
+    while type(arg) is Select:
+        names.append(arg.lname)
+        arg = arg.base
+    if type(arg) is not AttrRef:
+        return None
+    names.append(arg.lname)
+    names.reverse()
+    if names[0] == "my" and len(names) > 1:
+        names = names[1:]
+    holder = s
+    e = None
+    while holder is not None:
+        e = holder._attrs.get(names[0])
+        if e is not None:
+            break
+        holder = holder._parent
+    for name in names[1:]:
+        if e is None:
+            return None
+        holder = getattr(e.tree(), "ad", None)  # a nested ad literal
+        if holder is None:
+            return None
+        e = holder._attrs.get(name)
+    return None if e is None else (e, holder)
+
+
+def _unresolved_names(tree: Any, ad: Any, target: Any) -> list[str]:
+    """Names an expression reads that ``ad`` (or the ads around it) does not define: bare names,
+    ``MY.x`` and ``TARGET.x`` (printed without the scope), and ``a.b`` chains from unknown ``a``."""
+    from .expr import AttrRef, Select, unparse_name
+
+    def known(name: str) -> bool:
+        scope = ad
+        while scope is not None:
+            if name in scope._attrs:
+                return True
+            scope = scope._parent
+        return target is not None and name in target._attrs
+
+    found: dict[str, str] = {}
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        if type(n) is AttrRef:
+            if n.lname not in ("my", "target") and not known(n.lname):
+                found.setdefault(n.lname, n.name)
+            continue
+        if type(n) is Select:
+            path: list[Any] = []
+            base = n
+            while type(base) is Select:
+                path.append(base)
+                base = base.base
+            if type(base) is not AttrRef:
+                stack.append(base)
+                continue
+            names = [unparse_name(base.name)] + [unparse_name(x.name) for x in reversed(path)]
+            root = base.lname
+            if root == "target":
+                if target is not None and path[-1].lname in target._attrs:
+                    continue
+                text = ".".join(names[1:])
+            elif root == "my":
+                if known(path[-1].lname):
+                    continue
+                text = ".".join(names[1:])
+            elif known(root):
+                if _attr_entry(n, ad) is not None:
+                    continue
+                text = names[-1]  # a known ad without this attribute
+            else:
+                text = ".".join(names)
+            found.setdefault(text.lower(), text)
+            continue
+        stack.extend(reversed(n._kids()))  # left to right: the first spelling of a name is kept
+    return sorted(found.values(), key=str.lower)
+
+
+def _compile_unresolved(fns: list[Any], args: list[Any]) -> Any:
+    """``unresolved(attr)``: the names ``attr``'s expression reads that this ad lacks, joined
+    with commas; ``unresolved(attr, pattern)``: whether any of them matches the pattern."""
+    if len(args) not in (1, 2):
+        return lambda s, c: ERROR
+    arg = args[0]
+
+    def fn(s: Any, c: Any) -> object:
+        found = _attr_entry(arg, s) if s is not None else None
+        if found is None:
+            from .expr import AttrRef, Select
+
+            return UNDEFINED if type(arg) in (AttrRef, Select) else ERROR
+        names = _unresolved_names(found[0].tree(), found[1], c.target)
+        if len(fns) == 1:
+            return ",".join(names)
+        pat = fns[1](s, c)
+        if type(pat) is not str:
+            return ERROR
+        r = compile_regex(pat)  # type: ignore[arg-type]
+        if r is None or not all(subject_ok(r, x) for x in names):
+            return ERROR
+        return any(r.search(x) is not None for x in names)
+    return fn

@@ -31,37 +31,17 @@ def to_bool3(v: object) -> object:
     return ERROR
 
 
-def logic_and(lv: object, rthunk: Callable[[], object]) -> object:
-    """Three-valued AND with short circuit on false and error."""
+def logic(lv: object, rthunk: Callable[[], object], stop: bool) -> object:
+    """Three-valued AND (``stop`` False) or OR (``stop`` True): the left side equal to ``stop``
+    or ERROR decides without evaluating the right side."""
     lb = to_bool3(lv)
-    if lb is False:
-        return False
-    if lb is ERROR:
-        return ERROR
+    if lb is stop or lb is ERROR:
+        return lb
     rb = to_bool3(rthunk())
-    if lb is True:
+    if lb is not UNDEFINED:
         return rb
-    if rb is False:
-        return False
-    if rb is ERROR:
-        return ERROR
-    return UNDEFINED
-
-
-def logic_or(lv: object, rthunk: Callable[[], object]) -> object:
-    """Three-valued OR with short circuit on true and error."""
-    lb = to_bool3(lv)
-    if lb is True:
-        return True
-    if lb is ERROR:
-        return ERROR
-    rb = to_bool3(rthunk())
-    if lb is False:
+    if rb is stop or rb is ERROR:
         return rb
-    if rb is True:
-        return True
-    if rb is ERROR:
-        return ERROR
     return UNDEFINED
 
 

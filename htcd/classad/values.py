@@ -13,46 +13,40 @@ INT_MAX = (1 << 63) - 1
 _U64 = 1 << 64
 
 
-class _Undefined:
+class _Special:
+    """Base of the two special values: one instance each, false in Python tests, pickled by name."""
+
+    __slots__ = ()
+    _inst: _Special | None = None
+    _name = ""
+
+    def __new__(cls) -> _Special:
+        if cls._inst is None:
+            cls._inst = super().__new__(cls)
+        return cls._inst
+
+    def __repr__(self) -> str:
+        return self._name.lower()
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
+class _Undefined(_Special):
     """The ClassAd UNDEFINED value: an attribute that is missing or cannot be resolved."""
 
     __slots__ = ()
-    _inst: _Undefined | None = None
-
-    def __new__(cls) -> _Undefined:
-        if cls._inst is None:
-            cls._inst = super().__new__(cls)
-        return cls._inst
-
-    def __repr__(self) -> str:
-        return "undefined"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "UNDEFINED"
+    _name = "UNDEFINED"
 
 
-class _Error:
+class _Error(_Special):
     """The ClassAd ERROR value: a type mismatch or an impossible operation."""
 
     __slots__ = ()
-    _inst: _Error | None = None
-
-    def __new__(cls) -> _Error:
-        if cls._inst is None:
-            cls._inst = super().__new__(cls)
-        return cls._inst
-
-    def __repr__(self) -> str:
-        return "error"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "ERROR"
+    _name = "ERROR"
 
 
 UNDEFINED = _Undefined()

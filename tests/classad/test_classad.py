@@ -181,3 +181,66 @@ def test_huge_input() -> None:
     assert len(parse_expr(big).eval()) == 2_000_000  # type: ignore[arg-type]
     with pytest.raises(ClassAdSyntaxError):
         parse_expr("1 +" * 100000)
+
+
+def test_random_stays_in_range() -> None:
+    ints = {parse_expr("random(3)").eval() for _ in range(200)}
+    assert ints == {0, 1, 2}
+    reals = [parse_expr("random(2.5)").eval() for _ in range(200)]
+    assert all(type(x) is float and 0.0 <= x < 2.5 for x in reals)
+    unit = parse_expr("random()").eval()
+    assert type(unit) is float and 0.0 <= unit < 1.0
+    for bad in ("random(0)", "random(-3)", 'random("a")', "random(1, 2)", "random(true)"):
+        assert parse_expr(bad).eval() is ERROR, bad
+
+
+def test_unresolved_lists_missing_names_sorted() -> None:
+    ad = parse_ad('[ a = 1; N = [ q = 1 ]; R = OpSys == "LINUX" && TARGET.Arch == "ARM" && Cpus >= a; '
+                  "S = b + MY.c + N.q + N.zz + foo.bar + TARGET.x.y + Zb + zb ]")
+    assert parse_expr("unresolved(R)").eval(ad) == "Arch,Cpus,OpSys"
+    assert parse_expr("unresolved(S)").eval(ad) == "b,c,foo.bar,x.y,Zb,zz"
+    assert parse_expr("unresolved(a)").eval(ad) == ""
+    target = parse_ad("[ Arch = 1 ]")
+    assert parse_expr("unresolved(R)").eval(ad, target) == "Cpus,OpSys"
+    assert parse_expr('unresolved(R, "^Op")').eval(ad) is True
+    assert parse_expr("unresolved(nope)").eval(ad) is UNDEFINED
+
+
+def test_versioncmp_orders_like_strverscmp() -> None:
+    order = ["000", "00", "01", "010", "09", "0", "1", "9", "10"]
+    for lo, hi in zip(order, order[1:], strict=False):
+        assert parse_expr(f'versionLT("{lo}", "{hi}")').eval() is True, (lo, hi)
+        assert parse_expr(f'versionGT("{hi}", "{lo}")').eval() is True, (lo, hi)
+
+
+def test_parse_cache_can_be_off() -> None:
+    from htcd.classad import expr as expr_mod
+
+    size, expr_mod.CACHE_SIZE = expr_mod.CACHE_SIZE, 0
+    try:
+        expr_mod._CACHE.clear()
+        a, b = parse_expr("x + 1"), parse_expr("x + 1")
+        assert a is not b and a == b and not expr_mod._CACHE
+    finally:
+        expr_mod.CACHE_SIZE = size
+    assert parse_expr("x + 2") is parse_expr("x + 2")
+
+
+def test_unterminated_quotes_fail_at_the_first_one() -> None:
+    for text, col in (('"' + '\\"' * 5000, 1), ("a + '" + "\\'" * 3000, 5), ('x == "abc', 6),
+                      ("1 /* never closed", 3), ('"a" "b" "c', 9)):
+        with pytest.raises(ClassAdSyntaxError) as err:
+            parse_expr(text)
+        assert err.value.column == col, text[:20]
+
+
+def test_negative_literals_and_subtraction() -> None:
+    assert str(parse_expr("1-2")) == "1 - 2"
+    assert str(parse_expr("2*-3")) == "2 * -3"
+    assert parse_expr("3 - - 3").eval() == 6
+    assert parse_expr("-9223372036854775808").eval() == -9223372036854775808
+    with pytest.raises(ClassAdSyntaxError, match="out of 64-bit range") as err:
+        parse_expr("1 -9223372036854775809")
+    assert err.value.column == 4
+    with pytest.raises(ClassAdSyntaxError, match="found '-'"):
+        parse_expr("[ -1 = 2 ]")

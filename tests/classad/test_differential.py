@@ -21,7 +21,7 @@ from htcd.classad import ClassAdSyntaxError, parse_ad, parse_expr, unparse  # no
 EVAL_CASES = (corpus.LITERALS + corpus.ARITH + corpus.BITS + corpus.COMPARE + corpus.LOGIC
               + corpus.TERNARY + corpus.REFS + corpus.FUNCTIONS + corpus.LIBRARY
               + corpus.TIMES + corpus.LIBRARY_ON_ADS + corpus.ELVIS
-              + corpus.MORE + corpus.NONFINITE)
+              + corpus.MORE + corpus.NONFINITE + corpus.LIBRARY_MORE)
 UNPARSE_CASES = EVAL_CASES + corpus.UNPARSE_ONLY
 
 # Deliberate deviations, documented in docs/classad.md.
