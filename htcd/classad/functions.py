@@ -532,11 +532,17 @@ def split_tokens(s: str, delims: str = " ,") -> list[str]:
 
 
 def _sl_member(fold: bool) -> Strict:
+    """As HTCondor's: a value that is neither a string nor UNDEFINED is an ERROR even beside an
+    UNDEFINED one; UNDEFINED as the item or the list is simply not a member, unless both are."""
     def fn(a: list[object]) -> object:
-        bad = _strlist_args(a, 2, False)
-        if bad is not None:
-            return bad
-        items = split_list(a[1], a[2] if len(a) == 3 else " ,")  # type: ignore[arg-type]
+        if len(a) not in (2, 3) or any(v is ERROR or (type(v) is not str and v is not UNDEFINED) for v in a):
+            return ERROR
+        if a[0] is UNDEFINED and a[1] is UNDEFINED:
+            return UNDEFINED
+        if a[0] is UNDEFINED or a[1] is UNDEFINED:
+            return False
+        delims = a[2] if len(a) == 3 and a[2] is not UNDEFINED else " ,"  # UNDEFINED: the default
+        items = split_list(a[1], delims)  # type: ignore[arg-type]
         x = a[0]
         if fold:
             lx = ops.ascii_lower(x)  # type: ignore[arg-type]

@@ -381,3 +381,14 @@ LIBRARY_MORE = [
     # no sprintf in HTCondor's library: an unknown function
     'sprintf("%d", 1)', 'listsIntersect({1, 2}, {2, 3})',
 ]
+
+# stringListMember / stringListIMember argument checks: a non-string beside UNDEFINED is ERROR,
+# UNDEFINED as item or list is not a member (UNDEFINED when both are), an UNDEFINED delimiter
+# means the default one.
+LIBRARY_MORE += [
+    f"{f}({a}, {b}{c})"
+    for f in ("stringListMember", "stringListIMember")
+    for a in ("0", "undefined", '"a"', '"A"', "1.5", "true")
+    for b in ("undefined", '"a"', '"b,a"', "0")
+    for c in ("", ", undefined", ', ","', ", 1")
+]

@@ -120,8 +120,10 @@ def oracle_eval(text: str, my: object, target: object, depth: int = 0) -> str | 
     each element evaluated the way classad2 evaluates ``(list)[i]``."""
     try:
         r = repr(classad2.ExprTree(text).simplify(my, target))
-        if not r.startswith("{") or depth > 3:
+        if not r.startswith("{"):
             return r
+        if depth > 3:  # a list nested this deep comes from a reference cycle: not comparable
+            return None
         n = classad2.ExprTree(f"size({text})").eval(my, target)
         items = [oracle_eval(f"({text})[{i}]", my, target, depth + 1) for i in range(n)]
     except Exception:
