@@ -1387,7 +1387,7 @@ def _env_text(env: dict[str, str]) -> str:
     return " ".join(_env_quote(k) + "=" + _env_quote(env[k]) for k in sorted(env))
 
 
-def _env_words(text: str) -> list[str] | None:
+def split_v2_words(text: str) -> list[str] | None:
     """Split the space-separated syntax into words, undoing single quotes (``''`` is a quote
     inside them); None when a quote is left open."""
     words: list[str] = []
@@ -1455,7 +1455,7 @@ def _merge_environment(a: list[object]) -> object:
             continue
         if type(v) is not str:
             return ERROR
-        words = _env_words(v)  # type: ignore[arg-type]
+        words = split_v2_words(v)  # type: ignore[arg-type]
         if words is None or not all(_env_add(env, w) for w in words):
             return ERROR
     return _env_text(env)

@@ -13,18 +13,14 @@ import sys
 from collections.abc import Callable, Iterator
 
 from htcd.classad import ClassAd
+from htcd.cli import output
 
 STATUS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     p.add_argument("targets", nargs="*", metavar="OWNER|CLUSTER|CLUSTER.PROC", help="restrict to these")
-    p.add_argument("-l", "-long", dest="long", action="store_true", help="whole job ads")
-    p.add_argument("-af", "-autoformat", dest="af", nargs="+", metavar="ATTR", help="print these attributes")
-    p.add_argument("-af-options", dest="af_options", default="", help=argparse.SUPPRESS)
-    p.add_argument("-format", dest="format", nargs=2, action="append", metavar=("FMT", "ATTR"),
-                   help="print ATTR with the printf-style FMT (repeatable)")
-    p.add_argument("-json", action="store_true", help="job ads as JSON")
+    output.add_output_arguments(p, "job ads")
     p.add_argument("-constraint", help="a ClassAd expression the jobs must satisfy")
     p.add_argument("-limit", "-match", dest="limit", type=int, default=0, help="at most this many jobs")
     p.add_argument("-file", help="read this history file (default: the HISTORY knob)")
@@ -47,7 +43,7 @@ def _matching(ads: Iterator[ClassAd], args: argparse.Namespace) -> Iterator[Clas
 
 
 def run(args: argparse.Namespace) -> int:
-    from htcd.cli import common, output
+    from htcd.cli import common
     from htcd.errors import UserError
     from htcd.schedd import history
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import time
@@ -89,6 +90,16 @@ def formatted(ads: Iterable[ClassAd], pairs: list[list[str]]) -> str:
     """``-format FMT ATTR`` (repeatable): each ad prints its items one after another, no newline
     unless a FMT has one, as in HTCondor."""
     return "".join("".join(format_one(ad, f, a) for f, a in pairs) for ad in ads)
+
+
+def add_output_arguments(p: argparse.ArgumentParser, what: str) -> None:
+    """The output flags every query tool takes: ``-l``, ``-af`` (and ``-af:OPTS``), ``-format``, ``-json``."""
+    p.add_argument("-l", "-long", dest="long", action="store_true", help=f"whole {what}")
+    p.add_argument("-af", "-autoformat", dest="af", nargs="+", metavar="ATTR", help="print these attributes")
+    p.add_argument("-af-options", dest="af_options", default="", help=argparse.SUPPRESS)
+    p.add_argument("-format", dest="format", nargs=2, action="append", metavar=("FMT", "ATTR"),
+                   help="print ATTR with the printf-style FMT (repeatable)")
+    p.add_argument("-json", action="store_true", help=f"{what} as JSON")
 
 
 def split_af_option(argv: list[str]) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from htcd.classad import ClassAd, unparse
+from htcd.cli import output
 
 STATUS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 
@@ -19,12 +20,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     p.add_argument("targets", nargs="*", metavar="OWNER|CLUSTER|CLUSTER.PROC", help="restrict to these")
     p.add_argument("-nobatch", action="store_true", help="one line per job")
     p.add_argument("-batch", action="store_true", help="one line per batch (the default)")
-    p.add_argument("-l", "-long", dest="long", action="store_true", help="whole job ads")
-    p.add_argument("-af", "-autoformat", dest="af", nargs="+", metavar="ATTR", help="print these attributes")
-    p.add_argument("-af-options", dest="af_options", default="", help=argparse.SUPPRESS)
-    p.add_argument("-format", dest="format", nargs=2, action="append", metavar=("FMT", "ATTR"),
-                   help="print ATTR with the printf-style FMT (repeatable)")
-    p.add_argument("-json", action="store_true", help="job ads as JSON")
+    output.add_output_arguments(p, "job ads")
     p.add_argument("-constraint", help="a ClassAd expression jobs must satisfy")
     p.add_argument("-totals", action="store_true", help="only the totals")
     p.add_argument("-name", help="the schedd to ask (default: this host's)")
@@ -98,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _ads_out(ads: list[ClassAd], args: argparse.Namespace) -> str:
     """Whole ads as ``-l``, ``-json``, ``-af`` or ``-format`` print them."""
-    from htcd.cli import output
 
     if args.long:
         return output.long_form(ads)

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from htcd.classad import ClassAd
+from htcd.cli import output
 
 TYPES = {"schedd": "Scheduler", "submitter": "Submitter", "negotiator": "Negotiator", "master": "DaemonMaster",
          "collector": "Collector", "any": "Any", "startd": "Machine"}
@@ -19,12 +20,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     for flag, ad_type in TYPES.items():
         p.add_argument(f"-{flag}", dest="ad_type", action="store_const", const=ad_type,
                        help=f"{ad_type} ads instead of slots")
-    p.add_argument("-l", "-long", dest="long", action="store_true", help="whole ads")
-    p.add_argument("-af", "-autoformat", dest="af", nargs="+", metavar="ATTR", help="print these attributes")
-    p.add_argument("-af-options", dest="af_options", default="", help=argparse.SUPPRESS)
-    p.add_argument("-format", dest="format", nargs=2, action="append", metavar=("FMT", "ATTR"),
-                   help="print ATTR with the printf-style FMT (repeatable)")
-    p.add_argument("-json", action="store_true", help="ads as JSON")
+    output.add_output_arguments(p, "ads")
     p.add_argument("-constraint", help="a ClassAd expression the ads must satisfy")
     p.add_argument("-total", action="store_true", help="only the totals")
     p.add_argument("-limit", type=int, default=0, help="at most this many ads")
@@ -32,7 +28,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 
 def run(args: argparse.Namespace) -> int:
-    from htcd.cli import common, output
+    from htcd.cli import common
 
     cfg = common.config()
     ad_type = args.ad_type or "Machine"

@@ -7,39 +7,15 @@ splits on whitespace, and ``Env`` on semicolons.
 
 from __future__ import annotations
 
+from htcd.classad.functions import split_v2_words
+
 
 def split_v2(text: str) -> list[str]:
     """Words of a job ad's canonical new-syntax value.  Unlike the submit file's syntax
     (htcd.submit.quoting), a job ad has no ``""`` escape: ClassAd string quoting already
-    carried any double quote."""
-    words: list[str] = []
-    cur: list[str] = []
-    in_word = quoted = False
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if quoted:
-            if c == "'":
-                if text[i + 1:i + 2] == "'":
-                    cur.append("'")
-                    i += 1
-                else:
-                    quoted = False
-            else:
-                cur.append(c)
-        elif c == "'":
-            quoted = in_word = True
-        elif c.isspace():
-            if in_word:
-                words.append("".join(cur))
-                cur, in_word = [], False
-        else:
-            cur.append(c)
-            in_word = True
-        i += 1
-    if in_word:
-        words.append("".join(cur))
-    return words
+    carried any double quote.  A quote left open runs to the end of the text."""
+    words = split_v2_words(text)
+    return words if words is not None else split_v2_words(text + "'") or []
 
 
 def arguments(ad_args_v2: str | None, ad_args_v1: str | None) -> list[str]:
