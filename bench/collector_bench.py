@@ -25,7 +25,10 @@ from pathlib import Path
 
 import psutil
 
-HTCD = [sys.executable, "-m", "htcd"]
+sys.path.insert(0, str(Path(__file__).parent))
+import _pool  # noqa: E402
+
+HTCD = _pool.HTCD
 GROUP = 100  # ads per HostGroup value: a constrained query returns this many
 
 
@@ -50,29 +53,11 @@ def slot_ad(i: int, seq: int = 0) -> dict[str, str]:
 
 
 def start_pool(root: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
-    cfg = root / "htcd_config"
-    cfg.write_text("\n".join([
-        "use ROLE : Personal", "CONDOR_HOST = 127.0.0.1", "COLLECTOR_HOST = $(CONDOR_HOST):0",
-        f"LOCAL_DIR = {root / 'local'}", "DAEMON_LIST = MASTER COLLECTOR"]) + "\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("_CONDOR_", "_HTCD_", "CONDOR_CONFIG"))}
-    env["HTCD_CONFIG"] = str(cfg)
-    master = subprocess.Popen([*HTCD, "master", "-f"], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while subprocess.run([*HTCD, "status", "-collector", "-af", "Name"], env=env,
-                         capture_output=True).returncode != 0:
-        if time.monotonic() > deadline:
-            master.kill()
-            raise SystemExit("the collector did not come up")
-        time.sleep(0.2)
-    return master, env
+    return _pool.start_pool(root, ["DAEMON_LIST = MASTER COLLECTOR"], ["status", "-collector", "-af", "Name"], "collector")
 
 
 def collector_pid(master: subprocess.Popen[bytes]) -> int:
-    for child in psutil.Process(master.pid).children():
-        if child.cmdline()[1:4] == ["-m", "htcd", "collector"]:
-            return child.pid
-    raise SystemExit("no collector process")
+    return _pool.daemon_pid(master, "collector")
 
 
 def inject(addr: str, first: int, count: int, rate: float, seconds: float, out: mp.Queue) -> None:

@@ -24,34 +24,20 @@ from pathlib import Path
 
 import psutil
 
-HTCD = [sys.executable, "-m", "htcd"]
+sys.path.insert(0, str(Path(__file__).parent))
+import _pool  # noqa: E402
+
+HTCD = _pool.HTCD
 SUBMIT = "executable = /bin/true\ntransfer_executable = false\narguments = $(Process)\n"
 
 
 def start_pool(root: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
-    cfg = root / "htcd_config"
-    cfg.write_text("\n".join([
-        "use ROLE : Personal", "CONDOR_HOST = 127.0.0.1", "COLLECTOR_HOST = $(CONDOR_HOST):0",
-        f"LOCAL_DIR = {root / 'local'}", "DAEMON_LIST = MASTER COLLECTOR SCHEDD", "UPDATE_INTERVAL = 5",
-        "MAX_JOBS_PER_OWNER = 10000000", "MAX_JOBS_SUBMITTED = 10000000"]) + "\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("_CONDOR_", "_HTCD_", "CONDOR_CONFIG"))}
-    env["HTCD_CONFIG"] = str(cfg)
-    master = subprocess.Popen([*HTCD, "master", "-f"], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while subprocess.run([*HTCD, "q", "-totals"], env=env, capture_output=True).returncode != 0:
-        if time.monotonic() > deadline:
-            master.kill()
-            raise SystemExit("the schedd did not come up")
-        time.sleep(0.2)
-    return master, env
+    return _pool.start_pool(root, ["DAEMON_LIST = MASTER COLLECTOR SCHEDD", "UPDATE_INTERVAL = 5",
+                       "MAX_JOBS_PER_OWNER = 10000000", "MAX_JOBS_SUBMITTED = 10000000"], ["q", "-totals"], "schedd")
 
 
 def schedd_pid(master: subprocess.Popen[bytes]) -> int:
-    for child in psutil.Process(master.pid).children():
-        if child.cmdline()[1:4] == ["-m", "htcd", "schedd"]:
-            return child.pid
-    raise SystemExit("no schedd process")
+    return _pool.daemon_pid(master, "schedd")
 
 
 def timed(env: dict[str, str], *args: str) -> float:

@@ -221,42 +221,42 @@ def _cmd(ad: ClassAd) -> str:
     return f"{cmd} {args}".strip()
 
 
+def _per_job(ads: list[ClassAd], header: str, rest: Callable[[ClassAd], str]) -> str:
+    """One line per job: the id and owner columns every per-job view starts with, then ``rest``."""
+    lines = [header]
+    for ad in ads:
+        lines.append(f"{ad.get_value('ClusterId'):>4}.{ad.get_value('ProcId'):<3}  "
+                     f"{str(ad.get_value('Owner', ''))[:14]:<14} {rest(ad)}")
+    return "\n".join(lines) + "\n"
+
+
 def nobatch(ads: list[ClassAd]) -> str:
     from htcd.cli.output import duration, short_date
 
-    lines = [" ID      OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD"]
-    for ad in ads:
+    def rest(ad: ClassAd) -> str:
         size = float(ad.get_value("ImageSize", 0) or 0) / 1024.0
-        lines.append(f"{ad.get_value('ClusterId'):>4}.{ad.get_value('ProcId'):<3}  "
-                     f"{str(ad.get_value('Owner', ''))[:14]:<14} {short_date(ad.get_value('QDate', 0) or 0)} "
-                     f"{duration(_run_time(ad)):>12} {STATUS.get(ad.get_value('JobStatus'), '?'):<2} "
-                     f"{ad.get_value('JobPrio', 0) or 0:<3} {size:4.1f} {_cmd(ad)}")
-    return "\n".join(lines) + "\n"
+        return (f"{short_date(ad.get_value('QDate', 0) or 0)} {duration(_run_time(ad)):>12} "
+                f"{STATUS.get(ad.get_value('JobStatus'), '?'):<2} {ad.get_value('JobPrio', 0) or 0:<3} "
+                f"{size:4.1f} {_cmd(ad)}")
+    return _per_job(ads, " ID      OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD", rest)
 
 
 def run_table(ads: list[ClassAd]) -> str:
     """``-run``: HTCondor's columns, with the slot each job runs on."""
     from htcd.cli.output import duration, short_date
 
-    lines = [" ID      OWNER            SUBMITTED     RUN_TIME HOST(S)"]
-    for ad in ads:
-        lines.append(f"{ad.get_value('ClusterId'):>4}.{ad.get_value('ProcId'):<3}  "
-                     f"{str(ad.get_value('Owner', ''))[:14]:<14} {short_date(ad.get_value('QDate', 0) or 0)} "
-                     f"{duration(_run_time(ad)):>12} {ad.get_value('RemoteHost') or ''}")
-    return "\n".join(lines) + "\n"
+    return _per_job(ads, " ID      OWNER            SUBMITTED     RUN_TIME HOST(S)",
+                    lambda ad: f"{short_date(ad.get_value('QDate', 0) or 0)} {duration(_run_time(ad)):>12} "
+                               f"{ad.get_value('RemoteHost') or ''}")
 
 
 def hold_table(ads: list[ClassAd]) -> str:
     """``-hold``: since when each job is held and why."""
     from htcd.cli.output import short_date
 
-    lines = [" ID      OWNER          HELD_SINCE  HOLD_REASON"]
-    for ad in ads:
-        since = ad.get_value("EnteredCurrentStatus", 0) or 0
-        lines.append(f"{ad.get_value('ClusterId'):>4}.{ad.get_value('ProcId'):<3}  "
-                     f"{str(ad.get_value('Owner', ''))[:14]:<14} {short_date(since)} "
-                     f"{ad.get_value('HoldReason') or ''}")
-    return "\n".join(lines) + "\n"
+    return _per_job(ads, " ID      OWNER          HELD_SINCE  HOLD_REASON",
+                    lambda ad: f"{short_date(ad.get_value('EnteredCurrentStatus', 0) or 0)} "
+                               f"{ad.get_value('HoldReason') or ''}")
 
 
 def batch(ads: list[ClassAd]) -> str:
