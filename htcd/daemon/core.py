@@ -21,11 +21,11 @@ from htcd import __version__
 from htcd.classad import ClassAd
 from htcd.config import Config
 from htcd.config import load as load_config
-from htcd.daemon import locate
+from htcd.daemon import keepalive, locate
+from htcd.daemon.advertise import Advertiser
 from htcd.daemon.log import LOG_NAMES, open_log, parse_size
 from htcd.errors import UserError
-from htcd.wire.client import acall
-from htcd.wire.errors import CommandError, WireError
+from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request, Server
 
 VERSION_STRING = f"$CondorVersion: {__version__} htcd $"
@@ -62,6 +62,7 @@ class Daemon:
         }
         handlers.update(self.command_handlers())
         self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log)
+        self.advertiser = Advertiser(self)
         self._timers: list[asyncio.Task[None]] = []
         self._sequence = 0
         self._publishing: asyncio.Task[Any] | None = None
@@ -167,17 +168,12 @@ class Daemon:
         return asyncio.create_task(guarded(), name=what)
 
     async def send_to_collector(self, command: str, **args: Any) -> Any:
-        address = locate.collector(self.config)
-        return await acall(address, command, timeout=20.0, **args)
+        return await self.advertiser.call(command, **args)
 
     async def publish(self) -> None:
         ad = self.make_ad()
-        if ad is None:
-            return
-        try:
-            await self.send_to_collector("UPDATE_AD", ad_type=self.ad_type, ad=ad.to_wire())
-        except (WireError, UserError) as exc:
-            self.log.info("cannot update the collector: %s", exc)
+        if ad is not None:
+            await self.advertiser.update(self.ad_type, ad.to_wire())
 
     def publish_soon(self) -> None:
         """Publish shortly, coalescing a burst of state changes into one round of updates."""
@@ -188,10 +184,7 @@ class Daemon:
             self._publishing = self.spawn(later(), "publish")
 
     async def invalidate(self) -> None:
-        try:
-            await self.send_to_collector("INVALIDATE_AD", ad_type=self.ad_type, name=self.name)
-        except (WireError, UserError) as exc:
-            self.log.info("cannot invalidate at the collector: %s", exc)
+        await self.advertiser.invalidate(self.ad_type, self.name)
 
     # -- built-in commands ---------------------------------------------------------------
     async def _cmd_ping(self, req: Request) -> dict[str, Any]:
@@ -309,6 +302,7 @@ class Daemon:
         try:
             await self.startup()
             self.every(self.update_interval, self.publish, "publish")
+            keepalive.start(self)
             await self.stopping.wait()
             self.log.info("got shutdown request (%s)", "fast" if self.fast else "graceful")
             await self._shut_down()

@@ -666,10 +666,7 @@ class Schedd(Daemon):
     async def publish(self) -> None:
         await super().publish()
         for ad in self.submitter_ads():
-            try:
-                await self.send_to_collector("UPDATE_AD", ad_type="Submitter", ad=ad.to_wire())
-            except (WireError, UserError) as exc:
-                self.log.info("cannot update the collector: %s", exc)
+            if not await self.advertiser.update("Submitter", ad.to_wire()):
                 return
 
     async def startup(self) -> None:

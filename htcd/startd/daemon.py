@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from htcd.plugins import PluginManager
 from htcd.startd import machine
 from htcd.startd.starter import Starter, clean_orphans
 from htcd.universe import Universe
-from htcd.wire.errors import CommandError, WireError
+from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request
 
 
@@ -129,17 +128,13 @@ class Startd(Daemon):
 
     async def publish(self) -> None:
         for slot in self.slots:
-            try:
-                await self.send_to_collector("UPDATE_AD", ad_type="Machine", ad=self.slot_ad(slot).to_wire(),
-                                             private={"Name": slot.name, "ClaimId": slot.claim_id})
-            except (WireError, UserError) as exc:
-                self.log.info("cannot update the collector: %s", exc)
+            if not await self.advertiser.update("Machine", self.slot_ad(slot).to_wire(),
+                                                private={"Name": slot.name, "ClaimId": slot.claim_id}):
                 return
 
     async def invalidate(self) -> None:
         for slot in self.slots:
-            with contextlib.suppress(WireError, UserError):
-                await self.send_to_collector("INVALIDATE_AD", ad_type="Machine", name=slot.name)
+            await self.advertiser.invalidate("Machine", slot.name)
 
     # -- claims --------------------------------------------------------------------------
     def _slot_for(self, claim_id: str) -> Slot:
