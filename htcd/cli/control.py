@@ -1,4 +1,4 @@
-"""``htcd off``, ``htcd ping``, ``htcd version``."""
+"""``htcd on``, ``off``, ``restart``, ``reconfig``, ``version``."""
 
 from __future__ import annotations
 
@@ -16,9 +16,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     if name == "reconfig":
         p.add_argument("-daemon", help="only this daemon of this host (default: the master, which passes it on)")
         return _reconfig
-    p.add_argument("daemon", nargs="?", default="SCHEDD",
-                   help="which daemon of this host: MASTER, COLLECTOR, NEGOTIATOR, SCHEDD, STARTD")
-    return _ping
+    raise ValueError(f"control has no subcommand {name}")
 
 
 def _version() -> int:
@@ -35,16 +33,6 @@ def _off(args: argparse.Namespace) -> int:
     addr = common.daemon_address(common.config(), "MASTER")
     common.call(addr, "DAEMONS_OFF", "cannot reach the master", fast=args.fast)
     print("Sent \"Kill-All-Daemons\" command to local master")
-    return 0
-
-
-def _ping(args: argparse.Namespace) -> int:
-    from htcd.cli import common
-
-    subsys = args.daemon.upper()
-    addr = common.daemon_address(common.config(), subsys)
-    reply = common.call(addr, "PING", f"cannot reach the {subsys.lower()}")
-    print(f"{subsys} {reply['name']} at {addr}: authenticated as {reply['identity']} by {reply['method']}")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from htcd.classad import ClassAd, parse_expr
@@ -54,6 +55,13 @@ class Collector(Daemon):
         ad["UpdatesTotal"] = self.updates
         ad["HostsTotal"] = len(self.store.ads.get("machine", {}))
         return ad
+
+    def ads(self, ad_type: str, constraint: str | None = None) -> Iterator[ClassAd]:
+        """The stored ads of one type ("Any": every type) matching ``constraint``: the in-process
+        read API (the metrics endpoint uses it), independent of how the store keeps ads."""
+        expr = parse_expr(constraint) if constraint else None
+        for entry in self.store.query(ad_type, expr):
+            yield entry.ad
 
     async def cmd_update(self, req: Request) -> str:
         ad_type = str(req.require("ad_type"))

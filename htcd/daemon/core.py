@@ -55,10 +55,12 @@ class Daemon:
         self.start_time = int(time.time())
         self.stopping = asyncio.Event()
         self.fast_event = asyncio.Event()
+        self.peaceful = False  # off -peaceful: let running jobs finish, however long they take
         self.log = self.open_log(self.subsystem)
         handlers: dict[str, Handler] = {
             "PING": self._cmd_ping, "DC_OFF_GRACEFUL": self._cmd_off, "DC_RECONFIG": self._cmd_reconfig,
             "DC_CONFIG_PERSIST": self._cmd_config_persist, "DC_CONFIG_RUNTIME": self._cmd_config_runtime,
+            "DC_SEC_QUERY": self._cmd_sec_query, "DC_QUERY_SELF": self._cmd_query_self,
         }
         handlers.update(self.command_handlers())
         self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log)
@@ -112,6 +114,11 @@ class Daemon:
     def make_ad(self) -> ClassAd | None:
         """This daemon's own ad for the collector, or None."""
         return None
+
+    def own_ads(self) -> list[ClassAd]:
+        """What ``DC_QUERY_SELF`` (``htcd status -direct``) answers: this daemon's ads."""
+        ad = self.make_ad()
+        return [ad] if ad is not None else []
 
     # -- common machinery --------------------------------------------------------------------
     def base_ad(self, my_type: str) -> ClassAd:
@@ -193,8 +200,26 @@ class Daemon:
 
     async def _cmd_off(self, req: Request) -> str:
         self.log.info("shutdown requested by %s", req.identity)
-        self.request_stop(fast=bool(req.arg("fast")))
+        self.request_stop(fast=bool(req.arg("fast")), peaceful=bool(req.arg("peaceful")))
         return "ok"
+
+    async def _cmd_sec_query(self, req: Request) -> dict[str, Any]:
+        """Whether the caller holds each asked-for authorization level, and why not."""
+        from htcd.wire import auth
+
+        levels = [str(x).upper() for x in (req.arg("levels") or [auth.READ])]
+        if "ALL" in levels:
+            levels = list(auth.LEVELS)
+        unknown = [lv for lv in levels if lv not in auth.LEVELS]
+        if unknown:
+            raise CommandError(f"unknown authorization level {', '.join(unknown)} "
+                               f"(known: {', '.join(auth.LEVELS)}, ALL)", "BAD_REQUEST")
+        return {"identity": str(req.identity), "method": req.identity.method, "daemon": self.subsystem,
+                "name": self.name,
+                "levels": {lv: auth.authorize(req.identity, lv) for lv in levels}}
+
+    async def _cmd_query_self(self, req: Request) -> list[dict[str, str]]:
+        return [ad.to_wire() for ad in self.own_ads()]
 
     def load_config(self) -> Config:
         """The config as this daemon sees it: files, persistent settings (read by ``load``), then
@@ -260,8 +285,10 @@ class Daemon:
     def fast(self) -> bool:
         return self.fast_event.is_set()
 
-    def request_stop(self, fast: bool = False) -> None:
-        """First request: graceful.  A fast request, or any second one, cuts it short."""
+    def request_stop(self, fast: bool = False, peaceful: bool = False) -> None:
+        """First request: graceful (or peaceful).  A fast request, or any second one, cuts it short."""
+        if peaceful and not self.stopping.is_set():
+            self.peaceful = True
         if fast or self.stopping.is_set():
             self.fast_event.set()
         self.stopping.set()

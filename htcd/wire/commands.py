@@ -25,6 +25,8 @@ _TABLE = [
     Command("DC_RECONFIG", auth.ADMINISTRATOR, ("*",), "Re-read the configuration."),
     Command("DC_CONFIG_PERSIST", auth.CONFIG, ("*",), "Set or unset persistent config (config_val -set)."),
     Command("DC_CONFIG_RUNTIME", auth.CONFIG, ("*",), "Set or unset config until restart (config_val -rset)."),
+    Command("DC_SEC_QUERY", auth.READ, ("*",), "Would the caller be authorized at a level? (htcd ping)"),
+    Command("DC_QUERY_SELF", auth.READ, ("*",), "The daemon's own ads, with statistics (status -direct)."),
     # collector
     Command("UPDATE_AD", auth.DAEMON, ("COLLECTOR",), "Store or replace an ad (with an optional private ad)."),
     Command("INVALIDATE_AD", auth.DAEMON, ("COLLECTOR",), "Remove an ad at once (daemon shutdown)."),
@@ -47,6 +49,14 @@ _TABLE = [
     Command("RELEASE_CLAIM", auth.DAEMON, ("STARTD",), "Give a claimed slot back."),
     # master
     Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon and the master."),
+    Command("DAEMONS_ON", auth.ADMINISTRATOR, ("MASTER",), "Start the daemons of DAEMON_LIST that are off."),
+    Command("DAEMON_ON", auth.ADMINISTRATOR, ("MASTER",), "Start one daemon of DAEMON_LIST (on -daemon X)."),
+    Command("DAEMON_OFF", auth.ADMINISTRATOR, ("MASTER",), "Stop one daemon and keep it off (off -daemon X)."),
+    Command("RESTART", auth.ADMINISTRATOR, ("MASTER",), "Restart the daemons (or one of them)."),
+    Command("DC_CHILDALIVE", auth.DAEMON, ("MASTER",), "A child's keepalive (hang detection)."),
+    # startd
+    Command("DRAIN_JOBS", auth.ADMINISTRATOR, ("STARTD",), "Drain the machine (htcd drain)."),
+    Command("CANCEL_DRAIN_JOBS", auth.ADMINISTRATOR, ("STARTD",), "Cancel a drain (htcd drain -cancel)."),
 ]
 
 COMMANDS: dict[str, Command] = {c.name: c for c in _TABLE}
