@@ -280,10 +280,10 @@ def _substr(a: list[object]) -> object:
     if len(a) not in (2, 3):
         return ERROR
     s = a[0]
+    if any(v is UNDEFINED for v in a):  # before ERROR: substr(undefined, error) is UNDEFINED in HTCondor
+        return UNDEFINED
     if any(v is ERROR for v in a):
         return ERROR
-    if any(v is UNDEFINED for v in a):
-        return UNDEFINED
     if type(s) is not str or any(type(v) is not int for v in a[1:]):
         return ERROR
     n = len(s)  # type: ignore[arg-type]
@@ -594,15 +594,16 @@ def _join(a: list[object]) -> object:
         return ERROR
     if items and all(v is UNDEFINED for v in items):  # type: ignore[union-attr]
         return UNDEFINED  # nothing but undefined items
-    parts = []
+    out = ""
     for v in items:  # type: ignore[union-attr]
         if v is UNDEFINED:
             continue
         s = to_string(v)
         if type(s) is not str:
             return ERROR
-        parts.append(s)
-    return sep.join(parts)  # type: ignore[arg-type]
+        # HTCondor adds the separator only after a non-empty result: leading "" items vanish
+        out = out + sep + s if out else s  # type: ignore[operator]
+    return out
 
 
 @_strict("time")
@@ -844,6 +845,8 @@ def _list_compare(want_all: bool) -> Strict:
         if len(a) != 3:
             return ERROR
         op, lst, x = a
+        if op is UNDEFINED:  # before the other arguments' types, as in HTCondor
+            return UNDEFINED
         if type(op) is not str:
             return ERROR
         real_op = _CMP_NAMES.get(op.lower())

@@ -106,7 +106,7 @@ FUNCTIONS = [
     'max({1, "a"})', "max(1, 2)", 'strcat("a", 1, 2.5)', 'strcat("a", "b", "c")', "strcat()",
     "strcat(undefined, \"a\")", "strcat(true)", "strcat(error)", 'substr("hello", 1, 2)',
     'substr("hello", -2)', 'substr("hello", 1)', 'substr("hello", 10)', 'substr("hello", 1, -1)',
-    'substr("hello", 0, 100)', 'substr("hello", -10, 2)', "substr(1, 1)", 'substr("abc", 1.0)',
+    'substr("hello", 0, 100)', 'substr("hello", -10, 2)', "substr(1, 1)", "substr(undefined, error)", 'join("-", "", "x")', 'join("-", "a", "", "b")', 'join("-", {"", ""})', 'join(0, "", 0)', "anyCompare(undefined, 0, 0)", "allCompare(undefined, 0, error)", "anyCompare(error, undefined, 0)", "substr(\"abc\", error, undefined)", "substr(error, 1)", 'substr("abc", 1.0)',
     'size("abc")', 'size("")', "size({1,2})", "size({})", "size(undefined)", "size(3)", "size(Nested)",
     'toUpper("abc")', 'toLower("AbC")', "toLower(5)", "toUpper(undefined)", 'toUpper("MiXeD")',
     'strcmp("a", "B")', 'strcmp("a", "a")', 'strcmp("b", "a")', 'stricmp("a", "A")',

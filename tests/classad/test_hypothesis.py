@@ -86,6 +86,7 @@ _POW = re.compile(r"pow\(", re.IGNORECASE)
 _SPLIT = re.compile(r"split\(", re.IGNORECASE)
 _UNPARSE = re.compile(r"unparse\(", re.IGNORECASE)
 _RELTIME_DIV = re.compile(r"reltime", re.IGNORECASE)
+_BIGINT = re.compile(r"(?<![\w.])\d{10,}(?![\w.])")
 
 
 def known_deviation(text: str, mine: str, theirs: str) -> bool:
@@ -97,8 +98,12 @@ def known_deviation(text: str, mine: str, theirs: str) -> bool:
     - relTime scaled by zero: classad2 prints a garbage duration, htcd gives ERROR;
     - shifts: a count outside 0..63 is C undefined behaviour in classad2 (``-5 >> 64`` is -1 but
       ``5 >> 64`` is 5); htcd takes the count modulo 64 throughout.  In-range shifts are checked
-      by the fixed corpus.
+      by the fixed corpus;
+    - a list index outside 32 bits: classad2 truncates it (``{5,6}[4294967297]`` is 6); htcd
+      gives ERROR for any index outside the list.
     """
+    if "[" in text and any(abs(int(n)) >= 2**31 for n in _BIGINT.findall(text)):
+        return True
     if "<<" in text or ">>" in text:
         return True
     if _POW.search(text):
@@ -149,7 +154,20 @@ def mine_accepts(text: str) -> bool:
     return True
 
 
+_SELECT = re.compile(r"[\w)\]}]\s*\.\s*[A-Za-z_]")
+_SPLITS = re.compile(r"split(username|slotname)?\s*\(", re.IGNORECASE)
+
+
+def _crashes_classad2(*texts: str) -> bool:
+    """classad2 (24.x and 25.x) dies with a segmentation fault on attribute selection from a list
+    that split(), splitUserName() or splitSlotName() made (``splitUserName("a@b").x``); such
+    cases, and any that could reach one, are left to the fixed corpus."""
+    return any(_SPLITS.search(t) for t in texts) and any(_SELECT.search(t) for t in texts)
+
+
 def _compare(text: str, my: object, target: object, o_my: object, o_target: object) -> None:
+    if _crashes_classad2(text, MY_TEXT, TARGET_TEXT):
+        return
     if not oracle_accepts(text):
         assert not mine_accepts(text) or _deliberately_accepted(text), text
         return
@@ -186,7 +204,48 @@ def test_eval_in_random_ads_agrees(text: str, my_text: str, target_text: str) ->
             parse_ad(my_text)
             parse_ad(target_text)
         return
-    _compare(text, parse_ad(my_text), parse_ad(target_text), o_my, o_target)
+    my, target = parse_ad(my_text), parse_ad(target_text)
+    if _list_refers_to_itself(my) or _list_refers_to_itself(target):
+        return
+    if _crashes_classad2(text, my_text, target_text):
+        return
+    _compare(text, my, target, o_my, o_target)
+
+
+def _list_refers_to_itself(ad: object) -> bool:
+    """An attribute whose value holds a list and that refers back to itself (``c = {x.a}; x = -c``).
+
+    Documented deviation (docs/classad.md): classad2 keeps list elements unevaluated and evaluates
+    them later, after the attribute's own evaluation has ended, so the back-reference sees the
+    finished list; htcd evaluates the elements while evaluating the attribute, so the
+    back-reference is a cycle (UNDEFINED).  Other reference cycles are compared as usual."""
+    from htcd.classad.expr import AttrRef, ListExpr
+
+    def walk(e: object, names: set[str]) -> bool:
+        has_list = isinstance(e, ListExpr)
+        if isinstance(e, AttrRef):
+            names.add(e.lname)
+        for kid in e._kids():  # type: ignore[attr-defined]
+            has_list = walk(kid, names) or has_list
+        return has_list
+
+    refs: dict[str, set[str]] = {}
+    lists: set[str] = set()
+    for name in ad:  # type: ignore[attr-defined]
+        names: set[str] = set()
+        if walk(ad.lookup(name), names):  # type: ignore[attr-defined]
+            lists.add(name.lower())
+        refs[name.lower()] = names
+    for start in lists:
+        seen, todo = set(), list(refs.get(start, ()))
+        while todo:
+            n = todo.pop()
+            if n == start:
+                return True
+            if n not in seen:
+                seen.add(n)
+                todo.extend(refs.get(n, ()))
+    return False
 
 
 TOKENS = ["1", "2.5", '"s"', "a", "b", "(", ")", "{", "}", "[", "]", ",", ";", "=", "+", "-", "*", "/",
