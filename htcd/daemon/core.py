@@ -2,7 +2,11 @@
 
 Shaped like uvicorn's server: ``run_daemon`` installs signal handlers, starts the daemon,
 waits for a stop request and shuts down gracefully on the first SIGTERM/SIGINT and fast on
-the second.  SIGHUP re-reads the config.
+the second.  SIGHUP re-reads the config, and with it the logs' debug levels and sizes.
+
+Like HTCondor's DaemonCore, the base keeps statistics on its own event loop (``stats.py``):
+every command, timer and signal is counted and timed, the loop's time waiting for I/O is
+measured, and an iteration that holds the loop for more than 100 ms is logged.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import signal
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from time import perf_counter
 from typing import Any
 
 from htcd import __version__
@@ -23,7 +28,8 @@ from htcd.config import Config
 from htcd.config import load as load_config
 from htcd.daemon import keepalive, locate
 from htcd.daemon.advertise import Advertiser
-from htcd.daemon.log import LOG_NAMES, open_log, parse_size
+from htcd.daemon.log import LOG_NAMES, LogSettings, dprintf, open_log, parse_debug, parse_limit
+from htcd.daemon.stats import DEFAULT_QUANTUM, DEFAULT_WINDOW, DaemonStats, parse_publish
 from htcd.errors import UserError
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request, Server
@@ -56,14 +62,18 @@ class Daemon:
         self.stopping = asyncio.Event()
         self.fast_event = asyncio.Event()
         self.peaceful = False  # off -peaceful: let running jobs finish, however long they take
+        self._logs: dict[str, tuple[str, str]] = {}  # logger name -> (subsystem, suffix), reopened on reconfig
         self.log = self.open_log(self.subsystem)
+        self.stats = DaemonStats(on_block=self._on_block)
+        self._configure_stats()
         handlers: dict[str, Handler] = {
             "PING": self._cmd_ping, "DC_OFF_GRACEFUL": self._cmd_off, "DC_RECONFIG": self._cmd_reconfig,
             "DC_CONFIG_PERSIST": self._cmd_config_persist, "DC_CONFIG_RUNTIME": self._cmd_config_runtime,
             "DC_SEC_QUERY": self._cmd_sec_query, "DC_QUERY_SELF": self._cmd_query_self,
         }
         handlers.update(self.command_handlers())
-        self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log)
+        self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log,
+                             on_command=self.stats.command)
         self.advertiser = Advertiser(self)
         self._timers: list[asyncio.Task[None]] = []
         self._sequence = 0
@@ -87,16 +97,80 @@ class Daemon:
         return self.config.get_int(name, default)
 
     def open_log(self, subsys: str, suffix: str = "") -> logging.Logger:
-        """The log of ``subsys`` (``$(<SUBSYS>_LOG)``), e.g. ``StarterLog`` + ``.slot1``."""
-        path = self.config.get(f"{subsys}_LOG") or os.path.join(self.config.get("LOG") or ".",
-                                                                  LOG_NAMES.get(subsys, subsys.title() + "Log"))
+        """The log of ``subsys`` (``$(<SUBSYS>_LOG)``), e.g. ``StarterLog`` + ``.slot1``, with its
+        ``<SUBSYS>_DEBUG`` categories, size and rotation; reopened on every reconfig."""
         name = f"{subsys.lower()}{suffix}"
         existing = logging.getLogger(f"htcd.{name}")
-        if existing.handlers and subsys != self.subsystem:
+        if existing.handlers and subsys != self.subsystem and name in self._logs:
             return existing
-        debug = "D_FULLDEBUG" in (self.config.get(f"{subsys}_DEBUG") or "").upper()
-        max_bytes = parse_size(self.config.get(f"MAX_{subsys}_LOG"), 10 * 1024 * 1024)
-        return open_log(name, path + suffix, max_bytes, debug, self.terminal and subsys == self.subsystem)
+        self._logs[name] = (subsys, suffix)
+        return self._open_log(name, subsys, suffix, first=True)
+
+    def _open_log(self, name: str, subsys: str, suffix: str, first: bool) -> logging.Logger:
+        settings, problems = self.log_settings(subsys, suffix)
+        log = open_log(name, settings, self.terminal and subsys == self.subsystem, first=first)
+        for problem in problems:
+            log.warning(problem)
+        return log
+
+    def log_settings(self, subsys: str, suffix: str = "") -> tuple[LogSettings, list[str]]:
+        """What the config says about the log of ``subsys``, and what in it is wrong (a bad
+        value is reported in the log and the default used: a daemon does not die of its log)."""
+        cfg = self.config
+        problems: list[str] = []
+        path = cfg.get(f"{subsys}_LOG") or os.path.join(cfg.get("LOG") or ".",
+                                                          LOG_NAMES.get(subsys, subsys.title() + "Log"))
+        flags = parse_debug([("ALL_DEBUG", cfg.get("ALL_DEBUG")), (f"{subsys}_DEBUG", cfg.get(f"{subsys}_DEBUG"))])
+        settings = LogSettings(path=path + suffix, flags=flags)
+        knob = f"MAX_{subsys}_LOG"
+        try:
+            settings.limit = parse_limit(cfg.get(knob) or cfg.get("MAX_DEFAULT_LOG"))
+        except UserError as exc:
+            problems.append(f"{knob}: {exc}; using 10 MiB")
+        for key, read in (("max_num", lambda: cfg.get_int(f"MAX_NUM_{subsys}_LOG", 1)),
+                          ("truncate", lambda: cfg.get_bool(f"TRUNC_{subsys}_LOG_ON_OPEN", False)),
+                          ("keep_open", lambda: cfg.get_bool(f"{subsys}_LOG_KEEP_OPEN", True)),
+                          ("unix_time", lambda: cfg.get_bool("LOGS_USE_TIMESTAMP", False))):
+            try:
+                setattr(settings, key, read())
+            except UserError as exc:
+                problems.append(f"{exc}; using the default")
+        time_format = (cfg.get("DEBUG_TIME_FORMAT") or "").strip()
+        if len(time_format) >= 2 and time_format[0] == time_format[-1] == '"':
+            time_format = time_format[1:-1]
+        if time_format:
+            settings.time_format = time_format
+        return settings, problems
+
+    def _reopen_logs(self) -> None:
+        for name, (subsys, suffix) in list(self._logs.items()):
+            try:
+                self._open_log(name, subsys, suffix, first=False)
+            except OSError as exc:
+                self.log.error("cannot reopen the log of %s: %s", name, exc)
+
+    def _configure_stats(self) -> None:
+        """STATISTICS_WINDOW_SECONDS[_DC|_DAEMONCORE], STATISTICS_WINDOW_QUANTUM[...] and
+        STATISTICS_TO_PUBLISH; a bad value is logged and the default kept."""
+        cfg = self.config
+        try:
+            window = cfg.get_int("STATISTICS_WINDOW_SECONDS", DEFAULT_WINDOW)
+            window = cfg.get_int("STATISTICS_WINDOW_SECONDS_DAEMONCORE", window)
+            window = cfg.get_int("STATISTICS_WINDOW_SECONDS_DC", window)
+            quantum = cfg.get_int("STATISTICS_WINDOW_QUANTUM", DEFAULT_QUANTUM)
+            quantum = cfg.get_int("STATISTICS_WINDOW_QUANTUM_DAEMONCORE", quantum)
+            quantum = cfg.get_int("STATISTICS_WINDOW_QUANTUM_DC", quantum)
+        except UserError as exc:
+            self.log.warning("%s; the statistics window keeps its size", exc)
+            window, quantum = self.stats.window, self.stats.quantum
+        flags, problems = parse_publish(cfg.get("STATISTICS_TO_PUBLISH"))
+        for problem in problems:
+            self.log.warning("STATISTICS_TO_PUBLISH: %s", problem)
+        self.stats.configure(window, quantum, flags)
+
+    def _on_block(self, busy: float, cpu: float, what: str) -> None:
+        self.log.info("DaemonCore: the event loop was busy for %.3f s (%.3f s of CPU) between two waits "
+                      "for I/O; longest callback: %s", busy, cpu, what)
 
     # -- hooks for subclasses --------------------------------------------------------------
     def command_handlers(self) -> dict[str, Handler]:
@@ -135,29 +209,44 @@ class Daemon:
         ad["UpdateSequenceNumber"] = self._sequence
         ad["UpdateInterval"] = self.update_interval()
         ad["ClassAdLifetime"] = 3 * self.update_interval()
+        if my_type == self.ad_type:  # the daemon's own ads (a startd's slots too), not e.g. Submitter ads
+            self.stats.publish(ad, sockets=self.server.connections)
         return ad
 
     def update_interval(self) -> int:
         return max(1, self.knob_int("UPDATE_INTERVAL", 300))
 
     def every(self, interval: Callable[[], float], action: Callable[[], Awaitable[Any]], what: str,
-              first: float = 0.0) -> None:
-        """Run ``action`` now (after ``first`` seconds) and then every ``interval()`` seconds."""
+              first: float = 0.0, during_shutdown: bool = False) -> None:
+        """Run ``action`` now (after ``first`` seconds) and then every ``interval()`` seconds; a
+        timer ``during_shutdown`` (the master's keepalive) keeps running until the daemon exits."""
 
         async def loop() -> None:
             delay = first
-            while not self.stopping.is_set():
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self.stopping.wait(), delay)
-                    return
+            while during_shutdown or not self.stopping.is_set():
+                if during_shutdown:
+                    await asyncio.sleep(delay)
+                else:
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self.stopping.wait(), delay)
+                        return
+                dprintf(self.log, "D_DAEMONCORE:2", "Calling timer handler %r", what)
+                started = perf_counter()
                 try:
                     await action()
                 except asyncio.CancelledError:
                     raise
                 except Exception:
                     self.log.exception("timer %s failed", what)
-                delay = interval()
+                finally:
+                    self.stats.timer(what, perf_counter() - started)
+                try:
+                    delay = interval()
+                except Exception:
+                    self.log.exception("timer %s: its interval failed; trying again in 60 s", what)
+                    delay = 60.0
 
+        dprintf(self.log, "D_DAEMONCORE", "Registered timer %r (first in %.1f s)", what, first)
         self._timers.append(asyncio.create_task(loop(), name=what))
 
     def spawn(self, coro: Awaitable[Any], what: str) -> asyncio.Task[Any]:
@@ -219,7 +308,19 @@ class Daemon:
                 "levels": {lv: auth.authorize(req.identity, lv) for lv in levels}}
 
     async def _cmd_query_self(self, req: Request) -> list[dict[str, str]]:
-        return [ad.to_wire() for ad in self.own_ads()]
+        """``{statistics: "DC:2"}`` publishes the statistics at that level instead of the
+        configured one (condor_status -direct NAME -statistics DC:2)."""
+        ads = self.own_ads()
+        text = req.arg("statistics")
+        if text:
+            flags, problems = parse_publish(str(text))
+            if problems:
+                raise CommandError(f"bad statistics {text!r}: {'; '.join(problems)}", "BAD_REQUEST")
+            for ad in ads:
+                if "DaemonCoreDutyCycle" in ad:
+                    self.stats.unpublish(ad)
+                    self.stats.publish(ad, flags, sockets=self.server.connections)
+        return [ad.to_wire() for ad in ads]
 
     def load_config(self) -> Config:
         """The config as this daemon sees it: files, persistent settings (read by ``load``), then
@@ -277,6 +378,8 @@ class Daemon:
                              knob, self.config.get(knob), config.get(knob), self.subsystem.lower())
         self.pending_restart = sorted(set(self.pending_restart) | set(pending))
         self.config = config
+        self._reopen_logs()  # debug categories, sizes and names apply at once
+        self._configure_stats()
         self.log.info("reconfigured from %s", ", ".join(config.files) or "the embedded default")
         self.reconfigured()
         return {"daemon": self.subsystem, "pending_restart": self.pending_restart}
@@ -316,8 +419,9 @@ class Daemon:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_stop_signal, sig)
-        loop.add_signal_handler(signal.SIGQUIT, self.request_stop, True)
+        loop.add_signal_handler(signal.SIGQUIT, self._on_quit)
         loop.add_signal_handler(signal.SIGHUP, self._on_hup)
+        self.stats.attach(loop)
         host, port = self.tcp_bind()
         await self.server.start(self.socket_path(), host, port)
         self._write_address_file()
@@ -326,8 +430,11 @@ class Daemon:
                       self.server.address)
         self.log.info("** config: %s", ", ".join(self.config.files) or "the embedded default")
         self.log.info("******************************************************")
+        for name in sorted(self.server.handlers):
+            dprintf(self.log, "D_DAEMONCORE", "Registered command handler %s", name)
         try:
             await self.startup()
+            self.every(lambda: float(self.stats.quantum), self._self_monitor, "self monitor")
             self.every(self.update_interval, self.publish, "publish")
             keepalive.start(self)
             await self.stopping.wait()
@@ -357,11 +464,24 @@ class Daemon:
         elif graceful.exception():
             self.log.error("shutdown failed: %r", graceful.exception())
 
+    async def _self_monitor(self) -> None:
+        """HTCondor's self_monitor timer: sample this process and advance the recent window."""
+        self.stats.tick()
+        self.stats.sample_self()
+
     def _on_stop_signal(self, sig: int) -> None:
+        self.stats.signal()
         self.log.info("caught signal %s", signal.Signals(sig).name)
         self.request_stop()
 
+    def _on_quit(self) -> None:
+        self.stats.signal()
+        self.log.info("caught signal SIGQUIT")
+        self.request_stop(True)
+
     def _on_hup(self) -> None:
+        self.stats.signal()
+        self.log.info("caught signal SIGHUP: reconfiguring")
         with contextlib.suppress(CommandError):
             self.reconfig()
 

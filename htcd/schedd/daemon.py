@@ -7,13 +7,14 @@ import contextlib
 import os
 import pwd
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
 from htcd.classad import ClassAd, ClassAdSyntaxError, parse_expr, unparse
 from htcd.daemon import Daemon
 from htcd.daemon.log import parse_size
+from htcd.daemon.stats import Pacer
 from htcd.errors import UserError
 from htcd.schedd import history, limits, periodic, query, userlog
 from htcd.schedd.attrcheck import check_edit
@@ -28,7 +29,23 @@ from htcd.wire.server import Handler, Request
 
 # Attributes a client may not set at submit: the schedd owns them.
 PROTECTED = {"owner", "user", "clusterid", "procid", "jobstatus", "globaljobid"}
-YIELD_EVERY = 5000  # jobs handled between two yields to the event loop in long loops
+FLUSH_EVERY = 20000  # jobs changed by one command between two commits of their changes
+
+
+class _Batch:
+    """Writes collected while one command changes many jobs (``htcd rm -all``): the queue changes
+    go in one transaction and each event log gets one write, from a worker thread; the history is
+    formatted on the loop a slice at a time (Python work a thread would not do sooner) and appended
+    per slice (``Schedd._flush``).  So the event loop is never held by 100,000 small writes."""
+
+    def __init__(self) -> None:
+        self.procs: dict[JobId, dict[str, str]] = {}
+        self.deleted: list[JobId] = []
+        self.events: dict[tuple[str, int | None, int | None], list[str]] = defaultdict(list)
+        self.history: list[Job] = []
+
+    def __len__(self) -> int:
+        return len(self.procs) + len(self.deleted)
 
 
 class Schedd(Daemon):
@@ -55,6 +72,7 @@ class Schedd(Daemon):
         self._reschedule: asyncio.Task[None] | None = None
         self._owners_seen: set[str] = set()
         self._starts: list[float] = []  # recent job starts, for JOB_START_DELAY/JOB_START_COUNT
+        self._batch: _Batch | None = None  # set only between two awaits of a command changing many jobs
         self._load()
 
     def default_name(self) -> str:
@@ -96,6 +114,9 @@ class Schedd(Daemon):
                       self.queue.path, len(self.clusters), len(self.jobs), len(requeued))
 
     def _persist(self, *jobs: Job) -> None:
+        if self._batch is not None:
+            self._batch.procs.update({j.id: j.proc for j in jobs})
+            return
         self.queue.set_proc_ads({j.id: j.proc for j in jobs})
 
     def _set_status(self, job: Job, status: int, **attrs: Any) -> None:
@@ -118,6 +139,10 @@ class Schedd(Daemon):
         return [t if os.path.isabs(t) else os.path.join(iwd, t) for t in targets]
 
     def _write_events(self, job: Job, text: str, targets: list[str] | None = None) -> None:
+        if self._batch is not None:
+            for full in targets if targets is not None else self._log_targets(job):
+                self._batch.events[(full, *self._owner_ids(job.owner))].append(text)
+            return
         for full in targets if targets is not None else self._log_targets(job):
             try:
                 userlog.append(full, text, *self._owner_ids(job.owner))
@@ -147,7 +172,12 @@ class Schedd(Daemon):
             os.close(fd)
 
     def _leave_queue(self, job: Job) -> None:
-        self.queue.delete([job.id])
+        batch = self._batch
+        if batch is not None:
+            batch.procs.pop(job.id, None)
+            batch.deleted.append(job.id)
+        else:
+            self.queue.delete([job.id])
         if self.jobs.pop(job.id, None) is not None:
             self.counters.remove(job.owner, job.status)
             job.cluster.live -= 1
@@ -156,6 +186,10 @@ class Schedd(Daemon):
                 self._materialize_soon(job.cluster)
             elif job.cluster.live <= 0:
                 self.clusters.pop(job.cluster_id, None)
+        if batch is not None:
+            batch.history.append(job)
+            self.publish_soon()
+            return
         try:
             history.append(self.config.get("HISTORY"), [job.ad],
                            parse_size(self.config.get("MAX_HISTORY_LOG"), 20 * 1024 * 1024),
@@ -163,6 +197,32 @@ class Schedd(Daemon):
         except (OSError, UserError) as exc:
             self.log.error("cannot write the history file: %s", exc)
         self.publish_soon()
+
+    async def _flush(self, batch: _Batch) -> None:
+        """Write what a batch collected: the queue first (durable), then event logs and history."""
+        if not len(batch) and not batch.events and not batch.history:
+            return
+
+        def write() -> None:
+            self.queue.apply(batch.procs, batch.deleted)
+            for (full, uid, gid), texts in batch.events.items():
+                try:
+                    userlog.append(full, "".join(texts), uid, gid)
+                except OSError as exc:
+                    self.log.error("cannot write event log %s: %s", full, exc)
+
+        await asyncio.to_thread(write)
+        path = self.config.get("HISTORY")
+        size = parse_size(self.config.get("MAX_HISTORY_LOG"), 20 * 1024 * 1024)
+        keep = self.knob_int("MAX_HISTORY_ROTATIONS", 2)
+        step = 128  # ~7 ms of formatting per slice
+        for i in range(0, len(batch.history) if path else 0, step):
+            try:
+                history.append(path, [j.ad for j in batch.history[i:i + step]], size, keep)
+            except (OSError, UserError) as exc:
+                self.log.error("cannot write the history file: %s", exc)
+                break
+            await asyncio.sleep(0)
 
     # -- late materialization ------------------------------------------------------------
     def _materialize_soon(self, cluster: Cluster) -> None:
@@ -210,9 +270,10 @@ class Schedd(Daemon):
         """Every expression must parse; each distinct text is parsed once, and the loop is given a
         turn every few thousand procs so queries are answered while a large cluster is checked."""
         seen: set[str] = set()
+        pacer = Pacer()
         for i, ad in enumerate((cluster_ad, *proc_ads)):
-            if i % YIELD_EVERY == YIELD_EVERY - 1:
-                await asyncio.sleep(0)
+            if i & 63 == 0 and pacer.due():
+                await pacer.pause()
             for k, v in ad.items():
                 if v in seen:
                     continue
@@ -229,20 +290,29 @@ class Schedd(Daemon):
         if self.reserved.get(cid) != str(req.identity):
             raise CommandError(f"cluster {cid} was not reserved by {req.identity}", "BAD_CLUSTER")
         cluster_ad = dict(req.require("cluster_ad"))
-        proc_ads = [dict(p) for p in req.require("proc_ads")]
+        proc_ads = req.require("proc_ads")  # fresh from the wire: ours to change
+        if not isinstance(proc_ads, list) or not all(isinstance(p, dict) for p in proc_ads):
+            raise CommandError("proc_ads must be a list of ads", "BAD_REQUEST")
         if not proc_ads:
             raise CommandError("a submit needs at least one proc", "BAD_REQUEST")
         user = req.identity.user
         limits.check_counts(self.config, len(proc_ads), len(self.jobs) + self.submitting,
                             self.counters.jobs(user))
-        for ad in (cluster_ad, *proc_ads):
+        pacer = Pacer()
+        for i, ad in enumerate((cluster_ad, *proc_ads)):
+            if i & 255 == 0 and pacer.due():
+                await pacer.pause()
             for k in [k for k in ad if k.lower() in PROTECTED]:
                 del ad[k]
         cluster_ad.update({"ClusterId": str(cid), "Owner": unparse(user), "User": unparse(str(req.identity)),
                            "JobStatus": str(IDLE), "TotalSubmitProcs": str(len(proc_ads))})
         await self._validate(cluster_ad, proc_ads)
         cluster = Cluster(cid, cluster_ad)
-        jobs = [Job(cluster, i, p) for i, p in enumerate(proc_ads)]
+        jobs = []
+        for i, p in enumerate(proc_ads):
+            if i & 255 == 0 and pacer.due():
+                await pacer.pause()
+            jobs.append(Job(cluster, i, p))
         room = cluster.materialize_room()  # max_materialize / max_idle: the rest waits in the queue file
         now_count = len(jobs) if room is None else min(room, len(jobs))
         warnings = limits.check_requirements(self.config, self.make_ad(), (j.ad for j in jobs)) \
@@ -258,9 +328,20 @@ class Schedd(Daemon):
         cluster.pending = len(jobs) - now_count
         jobs = jobs[:now_count]
         await self._submit_events(cluster, jobs)  # before any job can be matched and run
+        new: dict[JobId, Job] = {}
+        statuses: Counter[int] = Counter()
+        for i, job in enumerate(jobs):
+            if i & 255 == 0 and pacer.due():
+                await pacer.pause()
+            new[job.id] = job
+            statuses[job.status] += 1
+        # all at once (no await from here): queries never see part of a cluster
         self.clusters[cid] = cluster
-        for job in jobs:  # all at once: queries never see part of a cluster
-            self._add_job(job)
+        self.jobs.update(new)
+        cluster.live += len(new)
+        cluster.idle += statuses[IDLE]
+        for status, n in statuses.items():
+            self.counters.add(cluster.owner, status, n)
         self.log.info("submitted cluster %d: %d procs by %s%s", cid, len(jobs) + cluster.pending, req.identity,
                       f" ({cluster.pending} to be materialized later)" if cluster.pending else "")
         self.publish_soon()
@@ -273,7 +354,10 @@ class Schedd(Daemon):
         now = time.time()
         shared = not any(k.lower() in ("userlog", "iwd") for j in jobs for k in j.proc)
         if not shared:
-            for job in jobs:
+            pacer = Pacer()
+            for i, job in enumerate(jobs):
+                if i & 15 == 0 and pacer.due():
+                    await pacer.pause()
                 self._event(job, userlog.submit(cluster.id, job.proc_id, host, when=now))
             return
         targets = self._log_targets(jobs[0])
@@ -302,13 +386,13 @@ class Schedd(Daemon):
             if owner is not None and constraint is None:
                 mine = self.counters.of(str(owner))
             else:
-                mine = everyone if constraint is None else query.totals(self._jobs_for(req), constraint)
+                mine = everyone if constraint is None else await query.totals(self._jobs_for(req), constraint)
             return {"query": mine, "all": everyone}
         if req.arg("autoclusters"):
             return self.autoclusters.summary(list(self.jobs.values()), constraint)
         return await query.stream_jobs(req, self._jobs_for(req), constraint, self.autoclusters.attributes)
 
-    def _select(self, req: Request) -> list[Job]:
+    async def _select(self, req: Request) -> list[Job]:
         ids = req.arg("ids") or []
         constraint = req.arg("constraint")
         chosen: list[Job] = []
@@ -323,7 +407,10 @@ class Schedd(Daemon):
             except ValueError:
                 raise CommandError(f"bad job id {text!r}", "BAD_REQUEST") from None
         if constraint:
-            chosen += list(query.selected(list(self.jobs.values()), query.parse_constraint(constraint)))
+            matching = await query.select(list(self.jobs.values()), query.parse_constraint(constraint))
+            if not chosen:
+                return matching
+            chosen += matching
         seen: set[JobId] = set()
         return [j for j in chosen if not (j.id in seen or seen.add(j.id))]  # type: ignore[func-returns-value]
 
@@ -343,22 +430,43 @@ class Schedd(Daemon):
             raise CommandError(f"unknown action {action!r}", "BAD_REQUEST")
         reason = str(req.arg("reason") or f"via htcd {action} (by user {req.identity.user})")
         results: dict[str, str] = {}
-        selected = self._select(req)
+        selected = await self._select(req)
         if action == "remove":
             # removing a cluster by id, or every job it has in the queue, removes the procs it
             # has yet to materialize too
             named = {int(str(t)) for t in req.arg("ids") or [] if str(t).isdigit()}
-            taken = Counter(j.cluster_id for j in selected if self._may_act(req, j))
+            pending = any(c.pending for c in self.clusters.values())
+            taken = Counter(j.cluster_id for j in selected if self._may_act(req, j)) if pending else Counter()
             for cid, cluster in list(self.clusters.items()):
                 if cluster.pending and (cid in named or 0 < cluster.live <= taken[cid]) \
                         and self._may_act_for(req, cluster.owner):
                     self._cancel_pending(cluster)
                     results[f"{cid}.*"] = "unmaterialized procs removed"
-        for job in selected:
-            if not self._may_act(req, job):
-                results[job.id_text] = f"denied: {req.identity} is not the owner ({job.owner}) or a queue superuser"
-                continue
-            results[job.id_text] = getattr(self, f"_{action}")(job, reason)
+        act = getattr(self, f"_{action}")
+        allowed: dict[str, bool] = {}  # owner -> may the caller act on their jobs
+        pacer = Pacer()
+        batch = self._batch = _Batch()  # queue, event-log and history writes: together, off the loop
+        try:
+            for i, job in enumerate(selected):
+                if i & 15 == 0 and pacer.due():
+                    self._batch = None  # other work may run now: it writes for itself
+                    if len(batch) >= FLUSH_EVERY:
+                        await self._flush(batch)
+                        batch = _Batch()
+                    await pacer.pause()
+                    self._batch = batch
+                if job.id not in self.jobs:  # gone while the loop had a turn
+                    continue
+                ok = allowed.get(job.owner)
+                if ok is None:
+                    ok = allowed[job.owner] = self._may_act(req, job)
+                if not ok:
+                    results[job.id_text] = f"denied: {req.identity} is not the owner ({job.owner}) or a queue superuser"
+                    continue
+                results[job.id_text] = act(job, reason)
+        finally:
+            self._batch = None
+            await self._flush(batch)
         if not results:
             raise CommandError("no jobs matched", "NO_MATCH")
         self.publish_soon()
@@ -371,14 +479,14 @@ class Schedd(Daemon):
             why = check_edit(k, v)
             if why:
                 raise CommandError(why, "BAD_REQUEST")
-        jobs = self._select(req)
+        jobs = await self._select(req)
         if not jobs:
             raise CommandError("no jobs matched", "NO_MATCH")
         denied = [j.id_text for j in jobs if not self._may_act(req, j)]
         if denied:
             raise CommandError(f"{req.identity} may not edit job {denied[0]}", "DENIED")
         changed = {j.id: {**j.proc, **attrs} for j in jobs}
-        self.queue.set_proc_ads(changed)
+        await asyncio.to_thread(self.queue.set_proc_ads, changed)  # one transaction, off the loop
         for j in jobs:
             j.proc = changed[j.id]
         return {"jobs": len(jobs)}
@@ -420,9 +528,10 @@ class Schedd(Daemon):
     async def periodic_policy(self) -> None:
         """Evaluate periodic_hold/release/remove and their SYSTEM_ versions over the queue."""
         acted = 0
+        pacer = Pacer()
         for i, job in enumerate(list(self.jobs.values())):
-            if i % YIELD_EVERY == YIELD_EVERY - 1:
-                await asyncio.sleep(0)
+            if i & 15 == 0 and pacer.due():
+                await pacer.pause()
             if job.id not in self.jobs or job.removing:
                 continue
             decision = periodic.decide(self.config, job)
@@ -679,8 +788,21 @@ class Schedd(Daemon):
             self.reschedule()
 
     async def shutdown(self, fast: bool) -> None:
-        """End the shadows (their claims close, so the startds stop the jobs); running jobs stay
-        RUNNING in the queue and are requeued when the schedd starts again."""
+        """Graceful or fast: end the shadows (their claims close, so the startds stop the jobs);
+        running jobs stay RUNNING in the queue and are requeued when the schedd starts again.
+
+        Peaceful (``htcd off -peaceful``): start no new job (MaxJobsRunning becomes 0, as
+        HTCondor's schedd does on shutdown) and wait, however long it takes, for the running ones
+        to finish; a later fast request cuts the wait short."""
+        if self.peaceful and not fast:
+            prefix = self.config.local_name or self.subsystem
+            cfg = self.config.copy()
+            cfg.define(f"{prefix}.MAX_JOBS_RUNNING", "0", "<peaceful shutdown>", 0)
+            self.config = cfg
+            while self.shadow_tasks:
+                self.log.info("peaceful shutdown: waiting for %d running job(s) to finish", len(self.shadow_tasks))
+                await asyncio.wait(set(self.shadow_tasks), return_when=asyncio.FIRST_COMPLETED)
+            self.log.info("peaceful shutdown: no job is running")
         for task in list(self.shadow_tasks):
             task.cancel()
         await asyncio.gather(*self.shadow_tasks, return_exceptions=True)

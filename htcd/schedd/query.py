@@ -1,5 +1,9 @@
 """Answering QUERY_JOBS: totals from the counters, projections straight from wire text, and
-results streamed in chunks so the event loop keeps serving while a large answer goes out."""
+results streamed in chunks so the event loop keeps serving while a large answer goes out.
+
+Every walk over the queue is paced (``htcd.daemon.stats.Pacer``): it gives the loop a turn every
+few milliseconds, so a query over 100,000 jobs never holds the schedd for long.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAdSyntaxError, Expr, is_true, parse_expr
+from htcd.daemon.stats import Pacer
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Request
 
@@ -25,12 +30,31 @@ def parse_constraint(text: Any) -> Expr | None:
 
 def selected(jobs: list[Job], constraint: Expr | None) -> Any:
     """Jobs satisfying the constraint (evaluated on each job's view, never a stored full ad)."""
-    if constraint is None:
+    if constraint is None or is_everything(constraint):
         yield from jobs
         return
     for job in jobs:
         if is_true(constraint.eval(job.ad)):
             yield job
+
+
+def is_everything(constraint: Expr) -> bool:
+    """``true`` (what ``-all`` sends): no need to build a view of each job to know."""
+    return constraint.is_literal() and constraint.eval() is True
+
+
+async def select(jobs: list[Job], constraint: Expr | None, pacer: Pacer | None = None) -> list[Job]:
+    """``selected`` as a list, giving the event loop a turn whenever the pacer says so."""
+    if constraint is None or is_everything(constraint):
+        return list(jobs)
+    pacer = pacer or Pacer()
+    out = []
+    for i, job in enumerate(jobs):
+        if i & 63 == 0 and pacer.due():
+            await pacer.pause()
+        if is_true(constraint.eval(job.ad)):
+            out.append(job)
+    return out
 
 
 AUTOCLUSTER_ATTRS = {"autoclusterid", "autoclusterattrs"}
@@ -46,7 +70,13 @@ async def stream_jobs(req: Request, jobs: list[Job], constraint: Expr | None,
     chunk: list[dict[str, str]] = []
     n = 0
     wanted: dict[int, list[str]] = {}  # per cluster: the projection plus what its expressions reference
-    for job in selected(jobs, constraint):
+    pacer = Pacer()
+    test = None if constraint is None or is_everything(constraint) else constraint
+    for i, job in enumerate(jobs):
+        if i & 63 == 0 and pacer.due():
+            await pacer.pause()
+        if test is not None and not is_true(test.eval(job.ad)):
+            continue
         if projection:
             names = wanted.get(job.cluster_id)
             if names is None:
@@ -63,6 +93,7 @@ async def stream_jobs(req: Request, jobs: list[Job], constraint: Expr | None,
         if len(chunk) >= CHUNK:
             await req.send_partial(chunk)
             chunk = []
+            await pacer.pause()  # drain() does not yield while the client keeps up
     return chunk
 
 
@@ -92,9 +123,9 @@ def with_references(job: Job, names: list[str]) -> list[str]:
     return out
 
 
-def totals(jobs: list[Job], constraint: Expr | None) -> dict[str, int]:
+async def totals(jobs: list[Job], constraint: Expr | None) -> dict[str, int]:
     out: dict[str, int] = {}
-    for job in selected(jobs, constraint):
+    for job in await select(jobs, constraint):
         key = str(job.status)
         out[key] = out.get(key, 0) + 1
     return out

@@ -115,6 +115,21 @@ class JobQueue:
                             "(SELECT 1 FROM procs WHERE cluster_id=?) AND NOT EXISTS "
                             "(SELECT 1 FROM pending WHERE cluster_id=?)", (cid, cid, cid))
 
+    def apply(self, changed: dict[JobId, dict[str, str]], deleted: list[JobId]) -> None:
+        """Many jobs changed and removed at once (``htcd rm -all``) in one transaction; run from a
+        worker thread, so the event loop keeps serving while it commits."""
+        if not changed and not deleted:
+            return
+        gone = set(deleted)
+        with self._transaction() as cur:
+            cur.executemany("UPDATE procs SET ad=? WHERE cluster_id=? AND proc_id=?",
+                            [(_dump(ad), c, p) for (c, p), ad in changed.items() if (c, p) not in gone])
+            cur.executemany("DELETE FROM procs WHERE cluster_id=? AND proc_id=?", deleted)
+            for cid in sorted({c for c, _ in deleted}):
+                cur.execute("DELETE FROM clusters WHERE cluster_id=? AND NOT EXISTS "
+                            "(SELECT 1 FROM procs WHERE cluster_id=?) AND NOT EXISTS "
+                            "(SELECT 1 FROM pending WHERE cluster_id=?)", (cid, cid, cid))
+
     def _transaction(self) -> _Tx:
         return _Tx(self.db, self.lock)
 
