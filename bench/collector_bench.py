@@ -1,12 +1,24 @@
-"""The collector at pool scale: memory per machine ad, update ingest rate, query rate while updates
-pour in, and a full ``htcd status -af Name``.
+"""The collector at pool scale: memory per machine ad, update ingest (TCP and signed UDP, with the
+losses the collector counts), constrained queries while updates pour in, and a full
+``htcd status -af Name``.
 
 Runs a real collector (master + collector only) in a temp dir.  Load generators are separate
-processes sending ``UPDATE_AD`` for synthetic slot ads of ~100 attributes each, over the local
-socket (the only transport today; UDP updates and loss counting are not built yet, so the loss
-figure is not measured here).
+processes sending synthetic slot ads of ~100 attributes each, as a startd would:
 
-    python bench/collector_bench.py [--quick] [--ads N]
+1. load: every ad once over the local socket, one ``UPDATE_AD`` round trip per ad (TCP ingest);
+2. UDP ingest: generators send signed datagrams (``UPDATE_SESSION`` first) at ``--rate`` in
+   total, cycling over a subset of the ads, each with the next UpdateSequenceNumber; then one
+   closing update per ad over the connection, so that every datagram lost on the way shows as
+   a gap the collector counts.  Reported: datagrams sent, received, and updates the collector
+   counted lost (UpdatesLost), beside the ingest rate;
+3. queries: ``HostGroup == g`` (~100 ads), projected to Name/Memory/State, back to back on one
+   connection while a generator sends 2,000 UDP updates/s;
+4. ``htcd status -af Name`` over every ad, timed from the shell's point of view.
+
+RSS per ad is the collector's resident memory after phases 1-2, less its RSS before any ad,
+divided by the number of ads.
+
+    python bench/collector_bench.py [--quick] [--ads N] [--rate R]
 """
 
 from __future__ import annotations
@@ -17,11 +29,13 @@ import multiprocessing as mp
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -30,6 +44,7 @@ import _pool  # noqa: E402
 
 HTCD = _pool.HTCD
 GROUP = 100  # ads per HostGroup value: a constrained query returns this many
+START_TIME = 1_790_000_000  # the generators' DaemonStartTime
 
 
 def slot_ad(i: int, seq: int = 0) -> dict[str, str]:
@@ -43,9 +58,10 @@ def slot_ad(i: int, seq: int = 0) -> dict[str, str]:
         "TotalMemory": "16384", "Disk": str(10_000_000 + i), "LoadAvg": f"{(i % 100) / 100:.2f}",
         "CondorLoadAvg": "0.0", "KeyboardIdle": str(1000 + i), "StartdIpAddr": f'"<10.0.{i // 250 % 256}.{i % 250}:9618>"',
         "MyAddress": f'"<10.0.{i // 250 % 256}.{i % 250}:9618>"', "UpdateSequenceNumber": str(seq),
-        "Requirements": "START", "START": "true", "Rank": "0.0", "SlotID": str(i % 8 + 1),
-        "HasFileTransfer": "true", "FileSystemDomain": '"cluster.example.org"', "UidDomain": '"example.org"',
-        "EnteredCurrentState": str(1_790_000_000 + i), "EnteredCurrentActivity": str(1_790_000_000 + i),
+        "DaemonStartTime": str(START_TIME), "Requirements": "START", "START": "true", "Rank": "0.0",
+        "SlotID": str(i % 8 + 1), "HasFileTransfer": "true", "FileSystemDomain": '"cluster.example.org"',
+        "UidDomain": '"example.org"', "EnteredCurrentState": str(1_790_000_000 + i),
+        "EnteredCurrentActivity": str(1_790_000_000 + i),
     }
     for k in range(100 - len(ad)):
         ad[f"Custom{k:02d}"] = f'"value-{k}-{i % 13}"' if k % 2 else str(k * i % 9973)
@@ -53,40 +69,75 @@ def slot_ad(i: int, seq: int = 0) -> dict[str, str]:
 
 
 def start_pool(root: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
-    return _pool.start_pool(root, ["DAEMON_LIST = MASTER COLLECTOR"], ["status", "-collector", "-af", "Name"], "collector")
+    return _pool.start_pool(root, ["DAEMON_LIST = MASTER COLLECTOR"], ["status", "-collector", "-af", "Name"],
+                            "collector")
 
 
-def collector_pid(master: subprocess.Popen[bytes]) -> int:
-    return _pool.daemon_pid(master, "collector")
+def tcp_load(addr: str, first: int, count: int, seq: int, out: Any) -> None:
+    """One UPDATE_AD round trip per ad, for ads first..first+count-1."""
+    from htcd.wire.client import Connection
+    from htcd.wire.udp import compact
+
+    ads = [slot_ad(first + i, seq) for i in range(count)]
+    with Connection(addr, timeout=120) as conn:
+        for ad in ads:
+            conn.call("UPDATE_AD", ad_type="Machine", **compact(ad))
+    out.put(count)
 
 
-def inject(addr: str, first: int, count: int, rate: float, seconds: float, out: mp.Queue) -> None:
-    """Send updates for ads first..first+count-1 (round robin); at most ``rate``/s if rate > 0;
-    for ``seconds`` if given, else one pass.  Puts the number sent on ``out``."""
+def udp_load(addr: str, first: int, count: int, seq: int, rate: float, seconds: float, out: Any) -> None:
+    """Signed datagrams for ads first..first+count-1, round robin, each with the next sequence
+    number after ``seq``, at ``rate``/s for ``seconds``.  Puts (sent, {ad: last seq sent})."""
+    from htcd.wire import udp
     from htcd.wire.client import Connection
 
+    with Connection(addr, timeout=120) as conn:
+        session = conn.call("UPDATE_SESSION")
+    sid, key = session["id"], session["key"]
+    ads = [slot_ad(first + i) for i in range(count)]
+    last = dict.fromkeys(range(first, first + count), seq)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.connect(tuple(session["udp"]))
     sent = 0
     start = time.monotonic()
-    ads = [slot_ad(first + i) for i in range(count)]
+    while time.monotonic() - start < seconds:
+        for i, ad in enumerate(ads):
+            n = last[first + i] + 1
+            ad["UpdateSequenceNumber"] = str(n)
+            sock.send(udp.encode(sid, key, {"cmd": "UPDATE_AD", "args": {"ad_type": "Machine", **udp.compact(ad)}}))
+            last[first + i] = n
+            sent += 1
+            ahead = sent / rate - (time.monotonic() - start)
+            if ahead > 0:
+                time.sleep(ahead)
+            if time.monotonic() - start >= seconds:
+                break
+    sock.close()
+    out.put((sent, last))
+
+
+def collector_self(addr: str) -> dict[str, str]:
+    from htcd.wire.client import Connection
+
     with Connection(addr, timeout=120) as conn:
-        while True:
-            for ad in ads:
-                ad["UpdateSequenceNumber"] = str(sent)
-                conn.call("UPDATE_AD", ad_type="Machine", ad=ad)
-                sent += 1
-                if rate > 0:
-                    ahead = sent / rate - (time.monotonic() - start)
-                    if ahead > 0:
-                        time.sleep(ahead)
-                if seconds and time.monotonic() - start >= seconds:
-                    out.put(sent)
-                    return
-            if not seconds:
-                out.put(sent)
-                return
+        return conn.call("DC_QUERY_SELF")[0]
 
 
-def run(n: int, workers: int) -> dict[str, float]:
+def wait_quiet(addr: str, key: str = "DatagramsReceived", settle: float = 1.5) -> tuple[dict[str, str], float]:
+    """The collector's own ad once ``key`` has stopped growing for ``settle`` seconds (the socket
+    buffer is drained), and the time it last grew."""
+    ad = collector_self(addr)
+    value, changed = int(ad[key]), time.monotonic()
+    while time.monotonic() - changed < settle:
+        time.sleep(0.1)
+        ad = collector_self(addr)
+        if int(ad[key]) != value:
+            value, changed = int(ad[key]), time.monotonic()
+    return ad, changed
+
+
+def run(n: int, workers: int, rate: float, udp_seconds: float, query_seconds: float,
+        keep: bool = False) -> dict[str, float]:
     root = Path(tempfile.mkdtemp(prefix="htcd-bench-"))
     master, env = start_pool(root)
     os.environ["HTCD_CONFIG"] = env["HTCD_CONFIG"]
@@ -96,79 +147,139 @@ def run(n: int, workers: int) -> dict[str, float]:
         from htcd.wire.client import Connection
 
         addr = str(locate.collector(load("TOOL")))
-        pid = collector_pid(master)
-        rss0 = psutil.Process(pid).memory_info().rss
+        proc = psutil.Process(_pool.daemon_pid(master, "collector"))
+        rss0 = proc.memory_info().rss
         ctx = mp.get_context("fork")
-        q: mp.Queue = ctx.Queue()
+        q: Any = ctx.Queue()
+
+        # 1. every ad once, one round trip per update
         per = n // workers
         t = time.monotonic()
-        procs = [ctx.Process(target=inject, args=(addr, w * per, per, 0, 0, q)) for w in range(workers)]
+        procs = [ctx.Process(target=tcp_load, args=(addr, w * per, per, 1, q)) for w in range(workers)]
         for p in procs:
             p.start()
-        sent = sum(q.get(timeout=600) for _ in procs)
-        ingest_s = time.monotonic() - t
+        loaded = sum(q.get(timeout=1800) for _ in procs)
+        tcp_s = time.monotonic() - t
         for p in procs:
             p.join()
-        rss1 = psutil.Process(pid).memory_info().rss
 
-        # constrained, projected queries (~GROUP ads each) while updates run at 2,000/s
-        loader = ctx.Process(target=inject, args=(addr, 0, min(n, 20_000), 2000.0, 8.0, q))
+        # 2. UDP ingest over a subset, then one closing update per ad over the connection
+        subset = min(n, max(workers, int(rate * udp_seconds / 5)))  # each ad updated ~5 times
+        before = collector_self(addr)
+        per = subset // workers
+        t = time.monotonic()
+        procs = [ctx.Process(target=udp_load, args=(addr, w * per, per, 1, rate / workers, udp_seconds, q))
+                 for w in range(workers)]
+        for p in procs:
+            p.start()
+        results = [q.get(timeout=600) for _ in procs]
+        for p in procs:
+            p.join()
+        after, last_change = wait_quiet(addr)
+        udp_wall = last_change - t
+        sent = sum(r[0] for r in results)
+        received = int(after["DatagramsReceived"]) - int(before["DatagramsReceived"])
+        accepted = int(after["UpdatesAccepted"]) - int(before["UpdatesAccepted"])
+        last: dict[int, int] = {}
+        for r in results:
+            last.update(r[1])
+        from htcd.wire.udp import compact
+
+        closing = [{"ad_type": "Machine", **compact(slot_ad(i, s + 1))} for i, s in sorted(last.items())]
+        with Connection(addr, timeout=600) as conn:
+            for k in range(0, len(closing), 200):  # small batches: no big transient in the collector
+                conn.call("UPDATE_AD", updates=closing[k:k + 200])
+        final = collector_self(addr)
+        lost = int(final["UpdatesLost_Start"]) - int(before["UpdatesLost_Start"])
+        rss1 = proc.memory_info().rss
+
+        # 3. constrained, projected queries (~GROUP ads each) while 2,000 updates/s arrive
+        groups = max(1, n // GROUP)
+        with Connection(addr, timeout=120) as conn:
+            for g in range(3):  # the first query asks for the HostGroup index; it is built meanwhile
+                conn.call("QUERY_ADS", ad_type="Machine", constraint=f"HostGroup == {g}",
+                          projection=["Name", "Memory", "State"])
+            time.sleep(1.0)
+        loader = ctx.Process(target=udp_load, args=(addr, 0, min(n, 20_000), 10_000, 2000.0,
+                                                    query_seconds + 2.0, q))
+        base = collector_self(addr)
         loader.start()
         time.sleep(1.0)  # let the update stream settle before timing queries
-        queries, t = 0, time.monotonic()
-        returned = 0
+        queries, returned = 0, 0
         with Connection(addr, timeout=120) as conn:
-            while time.monotonic() - t < 5.0:
-                g = queries % max(1, n // GROUP)
+            t = time.monotonic()
+            d0 = int(collector_self(addr)["DatagramsReceived"])
+            while time.monotonic() - t < query_seconds:
+                g = queries * 7919 % groups
                 ads = conn.call("QUERY_ADS", ad_type="Machine", constraint=f"HostGroup == {g}",
-                                projection=["Name", "Memory", "State"], limit=0)
+                                projection=["Name", "Memory", "State"])
                 returned += len(ads)
                 queries += 1
-        q_s = time.monotonic() - t
-        updates_during = q.get(timeout=60)
+            q_s = time.monotonic() - t
+            d1 = int(collector_self(addr)["DatagramsReceived"])
+        q.get(timeout=120)
         loader.join()
+        del base
 
+        # 4. the whole pool through the tool
         t = time.monotonic()
         out = subprocess.run([*HTCD, "status", "-af", "Name"], env=env, capture_output=True, text=True,
                              check=True).stdout
         status_s = time.monotonic() - t
-        return {"ads": n, "sent": sent, "ingest_per_s": sent / ingest_s,
-                "rss_per_ad_kb": (rss1 - rss0) / n / 1024, "queries_per_s": queries / q_s,
-                "ads_per_query": returned / max(1, queries), "updates_per_s_during_queries": updates_during / 8.0,
-                "status_af_name_s": status_s, "status_lines": len(out.splitlines())}
+        end = collector_self(addr)
+        return {"ads": n, "loaded": loaded, "tcp_per_s": loaded / tcp_s, "rss_per_ad_kb": (rss1 - rss0) / n / 1024,
+                "udp_rate_asked": rate, "udp_sent": sent, "udp_received": received, "udp_accepted": accepted,
+                "udp_lost_counted": lost, "udp_wall_s": udp_wall,
+                "udp_per_s": accepted / udp_wall, "queries_per_s": queries / q_s,
+                "ads_per_query": returned / max(1, queries), "updates_per_s_during_queries": (d1 - d0) / q_s,
+                "status_af_name_s": status_s, "status_lines": len(out.splitlines()),
+                "max_block_ms": float(end.get("DaemonCoreMaxBlockMs", "nan")),
+                "max_block_cpu_ms": float(end.get("DaemonCoreMaxBlockCpuMs", "nan"))}
     finally:
         master.send_signal(signal.SIGTERM)
-        master.wait(60)
-        shutil.rmtree(root, ignore_errors=True)
+        master.wait(120)
+        if keep:
+            print(f"kept the pool in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="10,000 ads instead of 100,000")
+    ap.add_argument("--quick", action="store_true", help="10,000 ads and short phases (under a minute)")
     ap.add_argument("--ads", type=int, help="how many slot ads")
     ap.add_argument("--workers", type=int, default=2, help="load generator processes")
+    ap.add_argument("--rate", type=float, default=12_000.0, help="UDP updates/s asked of the generators in total")
+    ap.add_argument("--keep", action="store_true", help="keep the pool's directory (logs) afterwards")
     args = ap.parse_args()
     n = args.ads or (10_000 if args.quick else 100_000)
-    r = run(n, args.workers)
+    r = run(n, args.workers, args.rate, 4.0 if args.quick else 10.0, 3.0 if args.quick else 5.0, args.keep)
+    loss = r["udp_lost_counted"] / max(1, r["udp_sent"])
     print(f"collector: {r['ads']} slot ads of ~100 attributes, {args.workers} load generators; "
           "2-core shared machine, figures are noisy")
-    print(f"  ingest                  {r['ingest_per_s']:9.0f} updates/s   goal >= 10000")
     print(f"  RSS per ad              {r['rss_per_ad_kb']:9.2f} KB         goal <= 10; anchor HTCondor ~10 KB per slot")
+    print(f"  ingest, TCP round trips {r['tcp_per_s']:9.0f} updates/s   (one UPDATE_AD per ad, {args.workers} senders)")
+    print(f"  ingest, signed UDP      {r['udp_per_s']:9.0f} updates/s   goal >= 10000; asked {r['udp_rate_asked']:.0f}/s")
+    print(f"    datagrams sent {r['udp_sent']}, received {r['udp_received']}, stored {r['udp_accepted']}; "
+          f"lost as counted by the collector {r['udp_lost_counted']} ({100 * loss:.2f}%)")
     print(f"  queries (~{r['ads_per_query']:.0f} ads each) {r['queries_per_s']:9.1f} /s while "
           f"{r['updates_per_s_during_queries']:.0f} updates/s   goal >= 100; anchor HTCondor 8.3: 24.4/s at 100k ads")
     print(f"  status -af Name         {r['status_af_name_s']:9.2f} s ({r['status_lines']} lines)   goal <= 5")
-    print("  update loss             not measured: UDP updates are not built yet")
+    print(f"  longest loop iteration {r['max_block_ms']:.1f} ms wall, {r['max_block_cpu_ms']:.1f} ms CPU (goal <= 100)")
 
     def fig(v: float, unit: str, anchor: float | None, src: str, goal: float | None, better: str) -> dict:
         return {"value": round(v, 3), "unit": unit, "anchor": anchor, "anchor_source": src, "goal": goal,
                 "better": better}
 
     print(json.dumps({"bench": "collector_bench", "figures": {
-        "ingest_updates_per_s": fig(r["ingest_per_s"], "updates/s", None, "", 10000, "higher"),
         "rss_per_ad_kb": fig(r["rss_per_ad_kb"], "KB", 10, "HTCondor collector ~10 KB per slot", 10, "lower"),
+        "ingest_udp_updates_per_s": fig(r["udp_per_s"], "updates/s", None, "", 10000, "higher"),
+        "udp_update_loss_pct": fig(100 * loss, "%", None, "", None, "lower"),
+        "ingest_tcp_updates_per_s": fig(r["tcp_per_s"], "updates/s", None, "", None, "higher"),
         "queries_per_s_under_updates": fig(r["queries_per_s"], "queries/s", 24.4,
                                            "HTCondor 8.3, 100k ads", 100, "higher"),
         "status_af_name_s": fig(r["status_af_name_s"], "s", None, "", 5, "lower"),
+        "longest_loop_iteration_ms": fig(r["max_block_ms"], "ms", None, "", 100, "lower"),
     }}))
 
 

@@ -12,7 +12,7 @@ from htcd.daemon import locate
 from htcd.errors import UserError
 from htcd.wire.address import Address
 from htcd.wire.client import Connection
-from htcd.wire.errors import WireError
+from htcd.wire.errors import RemoteError, WireError
 
 
 def config(subsystem: str = "TOOL") -> Config:
@@ -20,19 +20,32 @@ def config(subsystem: str = "TOOL") -> Config:
 
 
 def collector(cfg: Config) -> Address:
+    """The collector to talk to first (the first of COLLECTOR_HOST found on this host)."""
     return locate.collector(cfg)
+
+
+def query_collector_wire(cfg: Config, ad_type: str, constraint: str | None = None,
+                         projection: list[str] | None = None, limit: int = 0) -> list[dict[str, str]]:
+    """The matching ads as the collector sends them (attribute name -> expression text), with
+    no ClassAd parsed: the fast path for tools that print plain projected values.  Tries each
+    collector of COLLECTOR_HOST in turn until one answers."""
+    problems = []
+    for addr in locate.collectors(cfg):
+        try:
+            with Connection(addr) as conn:
+                return conn.call("QUERY_ADS", ad_type=ad_type, constraint=constraint, projection=projection,
+                                 limit=limit)
+        except RemoteError as exc:
+            raise UserError(f"the collector at {addr} refused the query: {exc}") from None
+        except WireError as exc:
+            problems.append(str(exc))
+    raise UserError("cannot reach the collector: " + "; ".join(problems))
 
 
 def query_collector(cfg: Config, ad_type: str, constraint: str | None = None,
                     projection: list[str] | None = None, limit: int = 0) -> list[ClassAd]:
-    addr = collector(cfg)
-    try:
-        with Connection(addr) as conn:
-            wires = conn.call("QUERY_ADS", ad_type=ad_type, constraint=constraint, projection=projection,
-                              limit=limit)
-    except WireError as exc:
-        raise UserError(f"cannot reach the collector: {exc}") from None
-    return [ClassAd.from_wire(w) for w in wires]
+    """The matching ads, from the first collector of COLLECTOR_HOST that answers."""
+    return [ClassAd.from_wire(w) for w in query_collector_wire(cfg, ad_type, constraint, projection, limit)]
 
 
 def daemon_address(cfg: Config, subsystem: str) -> Address:

@@ -1,18 +1,41 @@
-"""The collector daemon: stores updates, answers queries, expires stale ads."""
+"""The collector daemon: stores updates (TCP and signed UDP), answers queries, expires stale ads,
+forwards to CONDOR_VIEW_HOST.
+
+The event loop is never held long: queries stream in chunks and yield between them, index
+builds and the expiry sweep work in slices, and the UDP listener reads within a time budget.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import contextlib
+import gc
+import os
+import time
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from htcd.classad import ClassAd, parse_expr
-from htcd.collector.store import AdStore, project
+from htcd.classad import ClassAd
+from htcd.collector import metrics, query
+from htcd.collector.forward import Forwarder
+from htcd.collector.keys import string_value
+from htcd.collector.store import DEFAULT_LIFETIME, HISTORY_SIZE, AdStore, Entry
+from htcd.collector.udp import Session, Sessions, UdpListener
 from htcd.daemon import Daemon, locate
 from htcd.errors import UserError
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request
 
-CHUNK = 1000
+CHUNK = 1000  # ads per streamed reply
+SLICE = 0.01  # seconds of work before yielding the loop to other requests (several may share one loop turn)
+UPDATE_BATCH_YIELD = 1000  # updates of one batched UPDATE_AD between two yields
+YOUNG_GC_EVERY = 500  # updates between two collections of Python's youngest generation
+
+
+def _check_ad(wire: Any, what: str) -> dict[str, str]:
+    if not isinstance(wire, dict) or not set(map(type, wire)) <= {str} or not set(map(type, wire.values())) <= {str}:
+        raise CommandError(f"{what}: the ad must be a map of attribute name to expression text", "BAD_REQUEST")
+    return wire
 
 
 class Collector(Daemon):
@@ -22,11 +45,31 @@ class Collector(Daemon):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.store = AdStore()
-        self.updates = 0
+        self._configure_store()
+        self.sessions = Sessions()
+        self.udp: UdpListener | None = None
+        self.forwarder: Forwarder | None = None
+        self.updates = 0  # accepted, over TCP and UDP
+        self.queries = 0
+        self._own_seq = 0
+        self._frozen_at = 0  # stored ads when gc.freeze() last ran
+        self.gc_longest = 0.0  # the longest garbage collection (seconds)
+        self._gc_started = 0.0
+        gc.callbacks.append(self._gc_watch)
+        self._build_wake = asyncio.Event()
+
+    def _configure_store(self) -> None:
+        self.store.history_size = max(0, self.config.get_int("COLLECTOR_DAEMON_HISTORY_SIZE", HISTORY_SIZE))
+        self.store.daemon_stats = self.config.get_bool("COLLECTOR_DAEMON_STATS", True)
+        self.store.default_lifetime = self.lifetime()
+
+    def lifetime(self) -> int:
+        return max(1, self.config.get_int("CLASSAD_LIFETIME", DEFAULT_LIFETIME))
 
     def command_handlers(self) -> dict[str, Handler]:
         return {"UPDATE_AD": self.cmd_update, "INVALIDATE_AD": self.cmd_invalidate,
-                "QUERY_ADS": self.cmd_query, "QUERY_PRIVATE_ADS": self.cmd_query_private}
+                "QUERY_ADS": self.cmd_query, "QUERY_PRIVATE_ADS": self.cmd_query_private,
+                "UPDATE_SESSION": self.cmd_session}
 
     def default_name(self) -> str:
         return self.config.get("COLLECTOR_NAME") or self.hostname
@@ -34,77 +77,326 @@ class Collector(Daemon):
     def tcp_bind(self) -> tuple[str, int]:
         return locate.bind_host(self.config), locate.collector_port(self.config)
 
+    def socket_path(self) -> str:
+        """A collector on a fixed port listens on ``collector-<port>.sock``, where the others
+        find it from its COLLECTOR_HOST entry (two collectors can share a host)."""
+        port = locate.collector_port(self.config)
+        if port == 0 and not self.config.local_name:
+            return super().socket_path()
+        name = f"collector-{port}.sock" if port else f"collector-{self.config.local_name}.sock"
+        path = os.path.join(locate.socket_dir(self.config), name)
+        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+        if len(path.encode()) > 107:
+            raise UserError(f"the socket path {path} is longer than the 107 bytes Unix sockets allow; "
+                            "set DAEMON_SOCKET_DIR to a shorter directory")
+        return path
+
+    # -- lifecycle ---------------------------------------------------------------------------
     async def startup(self) -> None:
-        self.every(lambda: 60.0, self._expire, "expire ads", first=60.0)
+        host = self.server.address.host or locate.bind_host(self.config)
+        self.udp = UdpListener.bind(host, self.server.address.port,
+                                    self.config.get_size("COLLECTOR_SOCKET_BUFSIZE", 10_240_000),
+                                    self.sessions, self._on_datagram, self.log)
+        self.udp.start()
+        self.log.info("listening for UDP updates on %s:%d (receive buffer %d bytes)", *self.udp.address,
+                      self.udp.buffer_size)
+        self.forwarder = Forwarder(self.config, self.server.address, self.log)
+        self.forwarder.start()
+        self.every(self.lifetime, self._sweep, "expire ads", first=self.lifetime())
+        self.every(lambda: 60.0, self._housekeeping, "sessions and drop counts", first=60.0)
+        self.every(lambda: 2.0, self._freeze, "exempt stored ads from garbage collection", first=2.0)
+        self._timers.append(asyncio.create_task(self._build_indexes(), name="index builder"))
+        self._metrics = await metrics.start(self)  # the optional HTTP endpoint (COLLECTOR_METRICS_PORT)
 
-    async def _expire(self) -> None:
-        n = self.store.expire()
-        if n:
-            self.log.info("expired %d ads", n)
+    async def shutdown(self, fast: bool) -> None:
+        await metrics.stop(getattr(self, "_metrics", None))
+        if self.forwarder is not None:
+            await self.forwarder.stop()
+        if self.udp is not None:
+            self.udp.close()
+            self.udp = None
 
+    def reconfigured(self) -> None:
+        self._configure_store()
+        self.spawn(self._restart_forwarder(), "restart forwarding")
+
+    async def _restart_forwarder(self) -> None:
+        if self.forwarder is not None:
+            await self.forwarder.stop()
+        self.forwarder = Forwarder(self.config, self.server.address, self.log)
+        self.forwarder.start()
+
+    async def _sweep(self) -> None:
+        """Remove ads whose ClassAdLifetime ran out (every CLASSAD_LIFETIME seconds, as HTCondor's
+        housekeeper; queries never show an expired ad even before the sweep)."""
+        removed = 0
+        start = time.monotonic()
+        for item in self.store.expired():
+            if item is None:
+                if time.monotonic() - start > SLICE:
+                    await asyncio.sleep(0)
+                    start = time.monotonic()
+                continue
+            table, entry = item
+            self.store.remove(table, entry)
+            removed += 1
+        if removed:
+            self.log.info("expired %d ads", removed)
+
+    def _gc_watch(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            took = time.perf_counter() - self._gc_started
+            if took > self.gc_longest:
+                self.gc_longest = took
+                if took > 0.05:
+                    self.log.info("a garbage collection (generation %d) took %.3f s", info.get("generation", -1), took)
+
+    async def _freeze(self) -> None:
+        """Move what exists now out of reach of Python's cyclic garbage collector once the store
+        has grown: a full collection walks every stored ad (some 70 ms at 100,000 ads), which
+        would hold the loop.  Stored ads hold no reference cycles, so reference counting still
+        frees them; only cycles made before a freeze and dropped after it would stay."""
+        n = self.store.count()
+        if n - self._frozen_at >= max(5000, self._frozen_at // 10):
+            gc.freeze()
+            self._frozen_at = n
+
+    async def _housekeeping(self) -> None:
+        self.sessions.sweep()
+        if self.udp is not None:
+            self.udp._log_drops()
+
+    async def _build_indexes(self) -> None:
+        """Build the indexes queries asked for, in slices, as they are asked for."""
+        while not self.stopping.is_set():
+            for table, idx in self.store.pending_builds():
+                start = time.monotonic()
+                for _ in self.store.build_steps(table, idx, chunk=500):
+                    if time.monotonic() - start > SLICE:
+                        gc.freeze()  # the new buckets hold many ads: keep the collector from walking them
+                        await asyncio.sleep(0)
+                        start = time.monotonic()
+                gc.freeze()
+                self.log.info("built the %s index of %s ads (%d ads)", idx.attr, table.ad_type, len(table.entries))
+            self._build_wake.clear()
+            await self._build_wake.wait()
+
+    # -- the collector's own ad ----------------------------------------------------------------
     async def publish(self) -> None:
-        ad = self.make_ad()
-        self.store.update(self.ad_type, ad.to_wire(), None)
+        wire = self._store_own_ad()
+        if self.forwarder is not None:
+            self.forwarder.forward("UPDATE_AD", {"ad_type": "Collector", "ad": wire}, "Collector")
 
     async def invalidate(self) -> None:
         """Nothing to tell: the collector's own ads go with it."""
 
+    def _store_own_ad(self) -> dict[str, str]:
+        wire = self.make_ad().to_wire()
+        self._own_seq += 1
+        wire["UpdateSequenceNumber"] = str(self._own_seq)
+        self.store.update("Collector", wire, counted=False)
+        return wire
+
     def make_ad(self) -> ClassAd:
         ad = self.base_ad("Collector")
         ad["CollectorIpAddr"] = str(self.server.address)
-        ad["UpdatesTotal"] = self.updates
-        ad["HostsTotal"] = len(self.store.ads.get("machine", {}))
+        for k, v in self.store.statistics().items():
+            ad[k] = v
+        machines = self.store.table("Machine")
+        ad["HostsTotal"] = ad["StartdAds"] = len(machines.entries)
+        ad["SubmitterAds"] = self.store.count("Submitter")
+        state = machines.indexes.get("state")
+        if state is not None and state.ready:
+            ad["HostsClaimed"] = state.count("claimed")
+            ad["HostsUnclaimed"] = state.count("unclaimed")
+            ad["HostsOwner"] = state.count("owner")
+        ad["UpdatesAccepted"] = self.updates
+        ad["QueriesTotal"] = self.queries
+        ad["GcLongestPauseMs"] = round(self.gc_longest * 1000, 1)
+        ad["ActiveUdpSessions"] = len(self.sessions)
+        if self.udp is not None:
+            c = self.udp.counters
+            ad["UdpPort"] = self.udp.address[1]
+            ad["DatagramsReceived"] = c.received
+            ad["DatagramsDroppedUnknownSession"] = c.unknown_session
+            ad["DatagramsDroppedBadMAC"] = c.bad_mac
+            ad["DatagramsDroppedMalformed"] = c.malformed
+            ad["DatagramsRejected"] = c.rejected
+        if self.forwarder is not None and self.forwarder.active:
+            ad["UpdatesForwarded"] = self.forwarder.forwarded
+            ad["ForwardsDropped"] = self.forwarder.dropped
         return ad
 
+    # -- the in-process read API ---------------------------------------------------------------
     def ads(self, ad_type: str, constraint: str | None = None) -> Iterator[ClassAd]:
         """The stored ads of one type ("Any": every type) matching ``constraint``: the in-process
         read API (the metrics endpoint uses it), independent of how the store keeps ads."""
-        expr = parse_expr(constraint) if constraint else None
-        for entry in self.store.query(ad_type, expr):
-            yield entry.ad
+        plan = query.plan(constraint)
+        if query.want_indexes(self.store, ad_type, plan):
+            self._build_wake.set()
+        for e in query.select(self.store, ad_type, plan):
+            if e is not None:
+                yield ClassAd.from_wire(self.store.wire(e))
 
-    async def cmd_update(self, req: Request) -> str:
-        ad_type = str(req.require("ad_type"))
-        wire = req.require("ad")
-        private = req.arg("private")
-        if not isinstance(wire, dict):
-            raise CommandError("UPDATE_AD: the ad must be a map of attribute to expression", "BAD_REQUEST")
+    # -- updates -------------------------------------------------------------------------------
+    def _apply_update(self, args: dict[str, Any], identity: str | None, method: str | None) -> Entry:
+        ad_type = args.get("ad_type")
+        if not isinstance(ad_type, str) or not ad_type:
+            raise CommandError("UPDATE_AD: missing argument 'ad_type'", "BAD_REQUEST")
+        private = args.get("private")
+        if private is not None:
+            private = _check_ad(private, "UPDATE_AD (private ad)")
+        names = args.get("names")
         try:
-            self.store.update(ad_type, wire, private)
+            if names is None:
+                entry = self.store.update(ad_type, _check_ad(args.get("ad"), "UPDATE_AD"), private, identity, method)
+            else:
+                values = args.get("values")
+                if type(names) is not bytes or not isinstance(values, (list, tuple)) \
+                        or not set(map(type, values)) <= {str}:
+                    raise CommandError("UPDATE_AD: 'names' must be a msgpack blob and 'values' a list of "
+                                       "expression texts", "BAD_REQUEST")
+                entry = self.store.update_compact(ad_type, names, values, private, identity, method)
         except UserError as exc:
-            raise CommandError(f"UPDATE_AD: bad ad from {req.identity}: {exc}", "BAD_AD") from None
+            raise CommandError(f"UPDATE_AD: bad ad from {identity}: {exc}", "BAD_AD") from None
         self.updates += 1
-        return "ok"
+        if not self.updates % YOUNG_GC_EVERY:
+            # Each update swaps an ad's tuple of texts for a new one: the young generation grows
+            # by one tuple per update while its allocation count does not (the old tuple is
+            # freed), so Python would collect 20,000 of them at once; a little and often instead.
+            gc.collect(0)
+        if self.forwarder is not None and self.forwarder.links:
+            self.forwarder.forward("UPDATE_AD", args, ad_type)
+        return entry
+
+    async def cmd_update(self, req: Request) -> Any:
+        """``UPDATE_AD {ad_type, ad | names + values, private?}``, or a batch of those:
+        ``{updates: [...]}``."""
+        identity, method = str(req.identity), req.identity.method
+        updates = req.arg("updates")
+        if updates is None:
+            self._apply_update(req.args, identity, method)
+            return "ok"
+        if not isinstance(updates, list) or not all(isinstance(u, dict) for u in updates):
+            raise CommandError("UPDATE_AD: 'updates' must be a list of {ad_type, ad, private}", "BAD_REQUEST")
+        stored, errors = 0, []
+        for n, u in enumerate(updates, 1):
+            try:
+                self._apply_update(u, identity, method)
+                stored += 1
+            except CommandError as exc:
+                errors.append(f"update {n}: {exc}")
+            if n % UPDATE_BATCH_YIELD == 0:
+                await asyncio.sleep(0)
+        return {"stored": stored, "errors": errors[:20]}
+
+    def _on_datagram(self, message: dict[str, Any], session: Session) -> None:
+        cmd, args = message.get("cmd"), message.get("args")
+        if not isinstance(args, dict):
+            raise CommandError("a datagram without arguments", "BAD_REQUEST")
+        if cmd == "UPDATE_AD":
+            for u in args["updates"] if isinstance(args.get("updates"), (list, tuple)) else [args]:
+                self._apply_update(u, session.identity, session.method)
+        elif cmd == "INVALIDATE_AD":
+            self._invalidate(args)
+        else:
+            raise CommandError(f"{cmd!r} cannot come in a datagram", "BAD_REQUEST")
+
+    def _invalidate(self, args: dict[str, Any]) -> int:
+        ad_type = args.get("ad_type")
+        if not isinstance(ad_type, str) or not ad_type:
+            raise CommandError("INVALIDATE_AD: missing argument 'ad_type'", "BAD_REQUEST")
+        name, schedd = args.get("name"), args.get("schedd_name")
+        if name is None and schedd is None:
+            raise CommandError("INVALIDATE_AD needs a name, a schedd_name or a constraint", "BAD_REQUEST")
+        gone = self.store.invalidate(ad_type, None if name is None else str(name), args.get("address"),
+                                     None if schedd is None else str(schedd))
+        if gone and self.forwarder is not None and self.forwarder.links:
+            self.forwarder.forward("INVALIDATE_AD", args, ad_type)
+        return len(gone)
 
     async def cmd_invalidate(self, req: Request) -> int:
-        return self.store.invalidate(str(req.require("ad_type")), str(req.require("name")))
+        """``INVALIDATE_AD {ad_type, name?, address?, schedd_name?, constraint?}``."""
+        constraint = req.arg("constraint")
+        if not constraint:
+            return self._invalidate(req.args)
+        ad_type = str(req.require("ad_type"))
+        plan = self._plan(req)
+        gone = [e async for e in self._select(ad_type, plan)]
+        for e in gone:
+            for table in self.store.tables_for(ad_type):
+                if table.entries.get(e.key) is e:
+                    self.store.remove(table, e)
+        if gone and self.forwarder is not None and self.forwarder.links:
+            self.forwarder.forward("INVALIDATE_AD", dict(req.args), ad_type)
+        return len(gone)
 
-    def _constraint(self, req: Request):  # noqa: ANN202 - Expr | None
+    async def cmd_session(self, req: Request) -> dict[str, Any]:
+        """Open a session for signed UDP updates: its id, key, lifetime and where to send."""
+        if self.udp is None:
+            raise CommandError("this collector is not listening for UDP updates", "REFUSED")
+        duration = max(60, self.config.get_int("SEC_DEFAULT_SESSION_DURATION", 86400))
+        lease = max(60, self.config.get_int("SEC_DEFAULT_SESSION_LEASE", 3600))
+        s = self.sessions.open(str(req.identity), req.identity.method, duration, lease)
+        host, port = self.udp.address
+        return {"id": s.sid, "key": s.key, "udp": [host, port], "duration": duration}
+
+    # -- queries -------------------------------------------------------------------------------
+    def _plan(self, req: Request) -> query.Plan:
         text = req.arg("constraint")
-        if not text:
-            return None
         try:
-            return parse_expr(str(text))
+            plan = query.plan(str(text) if text else None)
         except UserError as exc:
             raise CommandError(f"bad constraint: {exc}", "BAD_CONSTRAINT") from None
+        return plan
+
+    async def _select(self, ad_type: str, plan: query.Plan) -> AsyncIterator[Entry]:
+        """The matching entries, yielding the loop whenever a slice of work is used up."""
+        self.queries += 1
+        if ad_type.lower() in ("collector", "any"):
+            self._store_own_ad()
+        if query.want_indexes(self.store, ad_type, plan):
+            self._build_wake.set()
+        found = query.select(self.store, ad_type, plan)
+        start = time.monotonic()
+        for e in found:
+            if e is not None:
+                yield e
+                start = await self._maybe_yield(start)
+            elif time.monotonic() - start > SLICE:
+                start = await self._maybe_yield(start)
+
+    async def _maybe_yield(self, start: float) -> float:
+        if time.monotonic() - start <= SLICE:
+            return start
+        await asyncio.sleep(0)
+        return time.monotonic()
 
     async def cmd_query(self, req: Request) -> list[dict[str, str]]:
-        constraint = self._constraint(req)
+        """``QUERY_ADS {ad_type, constraint?, projection?, limit?}``, streamed in chunks."""
+        ad_type = str(req.require("ad_type"))
+        plan = self._plan(req)
         projection = req.arg("projection")
+        proj = tuple(str(p).lower() for p in projection) if projection else None
         limit = int(req.arg("limit") or 0)
         batch: list[dict[str, str]] = []
         sent = 0
-        for entry in self.store.query(str(req.require("ad_type")), constraint):
-            batch.append(project(entry.wire, projection))
-            sent += 1
-            if limit and sent >= limit:
-                break
-            if len(batch) >= CHUNK:
-                await req.send_partial(batch)
-                batch = []
+        store = self.store
+        async with contextlib.aclosing(self._select(ad_type, plan)) as found:
+            async for e in found:
+                batch.append(store.project(e, proj) if proj else store.wire(e))
+                sent += 1
+                if limit and sent >= limit:
+                    break
+                if len(batch) >= CHUNK:
+                    await req.send_partial(batch)
+                    batch = []
         return batch
 
     async def cmd_query_private(self, req: Request) -> list[dict[str, Any]]:
-        constraint = self._constraint(req)
-        return [{"name": e.ad.get_value("Name"), "private": e.private}
-                for e in self.store.query(str(req.require("ad_type")), constraint) if e.private]
+        ad_type = str(req.require("ad_type"))
+        plan = self._plan(req)
+        return [{"name": string_value(e.get("name")), "private": e.private}
+                async for e in self._select(ad_type, plan) if e.private]

@@ -1,14 +1,23 @@
-"""Finding daemons: the collector from COLLECTOR_HOST or its address file, local daemons by
-their address files, and the address a daemon binds to."""
+"""Finding daemons: the collectors from COLLECTOR_HOST (or the address file), local daemons by
+their address files, and the address a daemon binds to.
+
+``COLLECTOR_HOST`` is a comma/space list, as in HTCondor: daemons update every collector in it and
+queries fail over from one to the next.  Until network authentication exists every connection
+goes over a Unix socket, so a collector on this host is reached through the socket named after
+its port, ``$(DAEMON_SOCKET_DIR)/collector-<port>.sock``; a port of 0 (the personal-pool
+default: "any free port") means the collector is found through ``COLLECTOR_ADDRESS_FILE``.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 
 from htcd.config import Config
 from htcd.errors import UserError
 from htcd.wire.address import Address
+from htcd.wire.errors import WireError
 
 COLLECTOR_PORT = 9618
 
@@ -21,23 +30,93 @@ def read_address_file(path: str | None) -> Address | None:
             line = f.readline().strip()
     except OSError:
         return None
-    return Address.parse(line) if line else None
+    try:
+        return Address.parse(line) if line else None
+    except WireError:
+        return None
+
+
+def socket_dir(config: Config) -> str:
+    """``DAEMON_SOCKET_DIR``; ``auto`` (HTCondor's default) means ``$(LOCK)/sock``."""
+    sock_dir = config.get("DAEMON_SOCKET_DIR") or "auto"
+    if sock_dir.lower() == "auto":
+        sock_dir = os.path.join(config.get("LOCK") or config.get("LOG") or ".", "sock")
+    return sock_dir
+
+
+def collector_socket(config: Config, port: int) -> str:
+    """The Unix socket of this host's collector listening on ``port`` (a fixed port)."""
+    return os.path.join(socket_dir(config), f"collector-{port}.sock")
+
+
+def default_port(config: Config) -> int:
+    """The port of a COLLECTOR_HOST entry that names none (``COLLECTOR_PORT``, else 9618)."""
+    return config.get_int("COLLECTOR_PORT", COLLECTOR_PORT)
+
+
+def collector_entries(config: Config, knob: str = "COLLECTOR_HOST") -> list[Address]:
+    """The entries of COLLECTOR_HOST (or CONDOR_VIEW_HOST) as written: host and port, no socket."""
+    out = []
+    port = default_port(config)
+    for text in config.get_list(knob):
+        try:
+            out.append(Address.parse(text if ":" in text or text.startswith("<") else f"{text}:{port}"))
+        except WireError as exc:
+            raise UserError(f"{knob}: {exc}") from None
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _is_local(host: str) -> bool:
+    if host in ("localhost", socket.gethostname(), socket.getfqdn()):
+        return True
+    try:
+        ip = socket.gethostbyname(host)
+    except OSError:
+        return False
+    if ip.startswith("127."):
+        return True
+    try:
+        return ip in socket.gethostbyname_ex(socket.gethostname())[2]
+    except OSError:
+        return False
+
+
+def collector_addresses(config: Config, knob: str) -> list[Address]:
+    """The collectors a knob lists, each with its Unix socket if it is on this host on a fixed
+    port.  An entry with port 0 is this host's collector as its address file names it."""
+    out = []
+    for addr in collector_entries(config, knob):
+        if addr.unix:
+            out.append(addr)
+        elif addr.port == 0:
+            found = read_address_file(config.get("COLLECTOR_ADDRESS_FILE"))
+            if found is None:
+                raise UserError(f"the collector at {addr.host}:0 has no fixed port and its address file "
+                                f"{config.get('COLLECTOR_ADDRESS_FILE')} is missing: is the pool running?")
+            out.append(found)
+        elif _is_local(addr.host):
+            out.append(Address(addr.host, addr.port, collector_socket(config, addr.port)))
+        else:
+            out.append(addr)
+    return out
+
+
+def collectors(config: Config) -> list[Address]:
+    """Every collector of the pool, in COLLECTOR_HOST order (the order of failover)."""
+    if not config.get_list("COLLECTOR_HOST"):
+        found = read_address_file(config.get("COLLECTOR_ADDRESS_FILE"))
+        if found is not None:
+            return [found]
+        raise UserError("COLLECTOR_HOST is not defined, so no collector can be found")
+    return collector_addresses(config, "COLLECTOR_HOST")
 
 
 def collector(config: Config) -> Address:
-    """The collector's address: its address file on this host wins, then COLLECTOR_HOST."""
-    found = read_address_file(config.get("COLLECTOR_ADDRESS_FILE"))
-    if found is not None:
-        return found
-    hosts = config.get_list("COLLECTOR_HOST")
-    if not hosts:
-        raise UserError("COLLECTOR_HOST is not defined, so no collector can be found")
-    text = hosts[0]
-    addr = Address.parse(text if ":" in text or text.startswith("<") else f"{text}:{COLLECTOR_PORT}")
-    if addr.port == 0:
-        raise UserError(f"the collector at {text} has no fixed port and its address file "
-                        f"{config.get('COLLECTOR_ADDRESS_FILE')} is missing: is the pool running?")
-    return addr
+    """The collector to talk to first: the first one of COLLECTOR_HOST whose socket is on this
+    host, else the first one."""
+    found = collectors(config)
+    return next((a for a in found if a.local_socket()), found[0])
 
 
 def local_daemon(config: Config, subsystem: str) -> Address | None:
@@ -45,7 +124,7 @@ def local_daemon(config: Config, subsystem: str) -> Address | None:
 
 
 def bind_host(config: Config) -> str:
-    """The IP address daemons listen on for TCP."""
+    """The IP address daemons listen on for TCP (and the collector for UDP)."""
     iface = config.get("NETWORK_INTERFACE")
     if iface and iface != "*":
         return iface
@@ -60,11 +139,13 @@ def bind_host(config: Config) -> str:
 
 
 def collector_port(config: Config) -> int:
-    hosts = config.get_list("COLLECTOR_HOST")
-    if not hosts:
-        return COLLECTOR_PORT
-    addr = Address.parse(hosts[0] if ":" in hosts[0] else f"{hosts[0]}:{COLLECTOR_PORT}")
-    return addr.port
+    """The port a collector listens on: ``COLLECTOR_PORT`` if this collector's config sets it
+    (e.g. ``C2.COLLECTOR_PORT`` for the collector started with ``-local-name C2``), else the
+    port of the first COLLECTOR_HOST entry (0: any free port)."""
+    if config.is_defined("COLLECTOR_PORT"):
+        return default_port(config)
+    entries = collector_entries(config)
+    return entries[0].port if entries else COLLECTOR_PORT
 
 
 def ensure_dir(path: str, mode: int = 0o755) -> str:

@@ -1,0 +1,8 @@
+"""The collector tests share helpers (``collectortools``) kept beside them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
