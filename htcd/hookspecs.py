@@ -37,11 +37,19 @@ def htcd_register_universes(registry: UniverseRegistry) -> None:
 
 @hookspec
 def htcd_machine_attributes(config: object) -> dict[str, object] | None:
-    """Extra attributes for every slot ad of this machine (for example HasDocker).
+    """The attribute-provider hook: extra attributes for every slot ad of this machine, such as
+    ``HasDocker``, ``DockerVersion`` or a GPU inventory (``TotalGPUs``, ``CUDADeviceName``).
 
-    ``config`` is the daemon's :class:`htcd.config.Config`.  Return a mapping of attribute name
-    to a Python value (int, float, str, bool, list) or None.  Called at start-up and on every
-    ad update, so keep it cheap or cache inside the plugin.
+    ``config`` is the startd's :class:`htcd.config.Config`.  Return a mapping of attribute name
+    (a ClassAd identifier) to a value -- int, float, str, bool, None (UNDEFINED), a list of those,
+    or an :class:`htcd.classad.Expr` (e.g. ``parse_expr("TotalGPUs > 0")``) -- or None for
+    nothing.  The startd calls it at start-up and whenever it sends its ads to the collector
+    (every ``UPDATE_INTERVAL`` and after state changes), inside its event loop: keep it cheap,
+    and cache what is slow to find out (run a slow probe in a thread or in ``STARTD_CRON``).
+
+    A provider that raises, returns something other than a mapping, or a value that is not a
+    ClassAd value is logged in StartLog and disabled; the startd and the other providers go on.
+    The attributes show in every slot ad (``htcd status -l``) and in matchmaking like any other.
     """
 
 

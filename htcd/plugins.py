@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import re
 from typing import Any
 
 import pluggy
@@ -12,6 +13,7 @@ from htcd import hookspecs
 from htcd.universe import Universe, UniverseRegistry
 
 _log = logging.getLogger("htcd.plugins")
+_ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class PluginManager:
@@ -92,8 +94,26 @@ class PluginManager:
         return count
 
     def machine_attributes(self, config: object) -> dict[str, object]:
+        """Every provider's attributes (name -> value); a provider that raises or returns
+        something that is not a mapping of names to ClassAd values is disabled."""
+        from htcd.classad.expr import literal
+
         attrs: dict[str, object] = {}
-        for _name, result in self._call_each("htcd_machine_attributes", config=config):
-            if isinstance(result, dict):
-                attrs.update(result)
+        for name, result in self._call_each("htcd_machine_attributes", config=config):
+            if result is None:
+                continue
+            if not isinstance(result, dict):
+                self._disable(name, f"htcd_machine_attributes returned a {type(result).__name__}, not a mapping")
+                continue
+            try:
+                checked = {}
+                for key, value in result.items():
+                    if not isinstance(key, str) or not _ATTR_NAME.fullmatch(key):
+                        raise ValueError(f"{key!r} is not a ClassAd attribute name")
+                    literal(value)  # raises if it is no ClassAd value
+                    checked[key] = value
+            except Exception as exc:
+                self._disable(name, f"htcd_machine_attributes returned a bad attribute: {exc}")
+                continue
+            attrs.update(checked)
         return attrs

@@ -9,7 +9,7 @@ from typing import Any
 from htcd.classad import ClassAd
 from htcd.daemon import Daemon
 from htcd.errors import UserError
-from htcd.negotiator.matchmaker import Pool, Slot
+from htcd.negotiator.matchmaker import MODIFY_REQUEST, Pool, Slot
 from htcd.wire.client import AsyncConnection
 from htcd.wire.errors import WireError
 from htcd.wire.server import Handler, Request
@@ -90,7 +90,8 @@ class Negotiator(Daemon):
         private = await self.send_to_collector("QUERY_PRIVATE_ADS", ad_type="Machine",
                                                constraint='State == "Unclaimed"')
         claims = {p["name"]: (p["private"] or {}).get("ClaimId") for p in private}
-        pool = Pool()
+        pool = Pool(modify={res: self.config.get(f"MODIFY_REQUEST_EXPR_REQUEST{res.upper()}") or default
+                            for res, default in MODIFY_REQUEST.items()})
         for wire in public:
             ad = ClassAd.from_wire(wire)
             claim = claims.get(ad.get_value("Name"))
@@ -112,10 +113,10 @@ class Negotiator(Daemon):
                     slot = pool.best_for(job)
                     if slot is None:
                         break
-                    slot.taken = True
                     slot_name = slot.ad.get_value("Name")
                     matches.append({"id": req["id"], "autocluster": req.get("autocluster"),
                                     "slot_ad": slot.ad.to_wire(), "claim_id": slot.claim_id})
+                    pool.take(slot, job)  # a partitionable slot stays on offer with what is left
                     self.match_log.info("      Matched %s %s %s preempting none %s %s", req["id"], name, schedd,
                                         slot.ad.get_value("StartdIpAddr"), slot_name)
             if matches:

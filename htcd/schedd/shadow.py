@@ -59,14 +59,16 @@ class Shadow:
         self.startd = str(slot_ad.get_value("StartdIpAddr") or slot_ad.get_value("MyAddress") or "")
         self.slot_name = str(slot_ad.get_value("Name", ""))
         self.conn: AsyncConnection | None = None
+        self.claim_closed = False  # the startd ended the claim (eviction, CLAIM_WORKLIFE, draining)
         self.log = schedd.shadow_log
 
     async def run(self) -> None:
         job: Job | None = self.job
         try:
             self.conn = await AsyncConnection.open(self.startd)
-            await self.conn.call("REQUEST_CLAIM", claim_id=self.claim_id, job_ad=job.wire(),
-                                 schedd_host=self.schedd.hostname)
+            reply = await self.conn.call("REQUEST_CLAIM", claim_id=self.claim_id, job_ad=job.wire(),
+                                         schedd_host=self.schedd.hostname)
+            self._claimed(reply)
         except (WireError, RemoteError) as exc:
             self.log.info("(%s) cannot claim %s: %s", job.id_text, self.slot_name, exc)
             self.schedd.unmatch(job)
@@ -78,12 +80,23 @@ class Shadow:
                 if not await self.run_job(job):
                     break
                 job = self.schedd.next_job_for_claim(self.slot_ad, job.owner)
-            if self.conn is not None:
+            if self.conn is not None and not self.claim_closed:
                 await self.conn.call("RELEASE_CLAIM", claim_id=self.claim_id)
         except (WireError, RemoteError) as exc:
             self.log.info("claim on %s ended: %s", self.slot_name, exc)
         finally:
             await self._close()
+
+    def _claimed(self, reply: Any) -> None:
+        """A claim on a partitionable slot is a new dynamic slot: from here on the claim id and the
+        slot ad are the dynamic slot's, as the startd returned them."""
+        if not isinstance(reply, dict):
+            return
+        if reply.get("claim_id"):
+            self.claim_id = str(reply["claim_id"])
+        if reply.get("slot_ad"):
+            self.slot_ad = ClassAd.from_wire(reply["slot_ad"])
+            self.slot_name = str(self.slot_ad.get_value("Name", self.slot_name))
 
     async def _close(self) -> None:
         if self.conn is not None:
@@ -109,21 +122,29 @@ class Shadow:
             schedd.job_lost(job, str(exc))
             self.log.info("(%s) EXITING WITH STATUS 107", job.id_text)
             return False
+        closing = result.get("claim_closed")
+        if closing:
+            self.claim_closed = True
+            self.log.info("(%s) the startd closed the claim on %s: %s", job.id_text, self.slot_name, closing)
         if result.get("error"):
             schedd.hold(job, f"Error from {self.slot_name}: {result['error']}", code=6)
             self.log.info("(%s) EXITING WITH STATUS 112", job.id_text)
-            return True
-        sent = self._write_output(job, result)
+            return not closing
+        evicted = bool(result.get("evicted")) and job.status != HELD and not job.removing
+        sent = 0 if evicted else self._write_output(job, result)
         if job.status == HELD:
             schedd.job_vacated(job)
             self.log.info("(%s) EXITING WITH STATUS 112", job.id_text)
         elif job.removing:
             schedd.finish_removal(job)
             self.log.info("(%s) EXITING WITH STATUS 102", job.id_text)
+        elif evicted:
+            schedd.job_lost(job, f"evicted from {self.slot_name}: {result['evicted']}")
+            self.log.info("(%s) EXITING WITH STATUS 107", job.id_text)
         else:
             schedd.job_exited(job, result, bytes_received=sum(len(v) for v in files.values()), bytes_sent=sent)
-            self.log.info("(%s) EXITING WITH STATUS 100", job.id_text)
-        return True
+            self.log.info("(%s) EXITING WITH STATUS %d", job.id_text, 115 if closing else 100)
+        return not closing and not evicted
 
     def _write_output(self, job: Job, result: dict[str, Any]) -> int:
         iwd = str(job.get("Iwd", "") or "")

@@ -1,45 +1,61 @@
-"""The startd: advertises slots, accepts claims from matches, runs jobs through starters."""
+"""The startd: advertises its slots, runs HTCondor's slot state machine, accepts claims from matches,
+runs jobs through starters, drains, and shuts down peacefully, gracefully or fast.
+
+Every transition is logged in StartLog with what caused it.  The policy is evaluated every
+``POLLING_INTERVAL`` seconds and at once on every event (claim, activation, job exit, reconfig,
+drain, a STARTD_CRON result).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
+import os
 import secrets
+import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
-from htcd.classad import ClassAd, is_true, parse_expr
-from htcd.daemon import Daemon
+from htcd.classad import ClassAd, parse_expr
+from htcd.daemon import Daemon, keepalive
 from htcd.errors import UserError
 from htcd.plugins import PluginManager
-from htcd.startd import machine
+from htcd.startd import layout, machine, states
+from htcd.startd.ads import slot_ad
+from htcd.startd.cron import Cron, load_jobs
+from htcd.startd.slot import (
+    BUSY,
+    CLAIMED,
+    DELETE,
+    DRAINED,
+    DYNAMIC,
+    IDLE,
+    KILLING,
+    OWNER,
+    PARTITIONABLE,
+    PREEMPTING,
+    RETIRING,
+    STATIC,
+    SUSPENDED,
+    UNCLAIMED,
+    VACATING,
+    Claim,
+    PendingClaim,
+    Slot,
+    new_claim_id,
+)
 from htcd.startd.starter import Starter, clean_orphans
+from htcd.startd.states import Drain, Machine, Policy, Transition, decide
 from htcd.universe import Universe
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request
 
-
-@dataclass
-class Slot:
-    slot_id: int
-    name: str
-    cpus: int
-    memory: int
-    disk: int
-    state: str = "Unclaimed"
-    activity: str = "Idle"
-    entered_state: int = field(default_factory=lambda: int(time.time()))
-    entered_activity: int = field(default_factory=lambda: int(time.time()))
-    claim_id: str = ""
-    claim: dict[str, Any] = field(default_factory=dict)
-    starter: Starter | None = None
-
-    def set_state(self, state: str, activity: str) -> None:
-        now = int(time.time())
-        if state != self.state:
-            self.state, self.entered_state = state, now
-        if activity != self.activity:
-            self.activity, self.entered_activity = activity, now
+# MODIFY_REQUEST_EXPR_* defaults: how a dynamic slot's size is rounded up from the job's request.
+MODIFY_REQUEST = {"Cpus": "quantize(RequestCpus, {1})", "Memory": "quantize(RequestMemory, {128})",
+                  "Disk": "quantize(RequestDisk, {Target.DiskQuantum ?: 1024})"}
+HOW_FAST = ("graceful", "quick", "fast")
+ON_COMPLETION = ("nothing", "resume", "exit", "restart")
 
 
 class Startd(Daemon):
@@ -50,13 +66,34 @@ class Startd(Daemon):
         super().__init__(*args, **kwargs)
         self.plugins = PluginManager(self.log)
         self.universes: dict[str, Universe] = {}
-        self.machine: dict[str, object] = {}
-        self.slots: list[Slot] = []
+        self.machine = machine.detect(self.config)
+        # a layout that does not fit stops the startd here, before it listens, with file:line
+        self.specs = layout.layout(self.config, machine.totals(self.config))
+        self.slots: list[Slot] = []  # static and partitionable; dynamic ones are their children
+        self.policy = Policy.from_config(self.config, self.log)
+        self.provided: dict[str, object] = {}
+        self.cron_attrs: dict[str, dict[str, str]] = {}
+        self.cron = Cron(self.log, self._cron_output)
+        self.watch_start = time.time()
+        self.idle = (0, 0)
+        self.total_load = machine.load_average()
+        self.drain: Drain | None = None
+        self.last_drain_start = 0
+        self.last_drain_stop = 0
+        self.drain_ended = "draining ended"
+        self.drain_estimates = (int(time.time()),) * 2 + (0, 0)
+        self.shutdown_mode = ""
+        self.after_exit = ""  # "restart" when a drain's -restart-on-completion asks for it
         self._claim_seq = 0
+        self._drain_seq = 0
+        self._warned: set[str] = set()
+        self._eval_scheduled = False
+        self._machine_ad: ClassAd | None = None
 
     def command_handlers(self) -> dict[str, Handler]:
         return {"REQUEST_CLAIM": self.cmd_request_claim, "ACTIVATE_CLAIM": self.cmd_activate_claim,
-                "DEACTIVATE_CLAIM": self.cmd_deactivate_claim, "RELEASE_CLAIM": self.cmd_release_claim}
+                "DEACTIVATE_CLAIM": self.cmd_deactivate_claim, "RELEASE_CLAIM": self.cmd_release_claim,
+                "DRAIN_JOBS": self.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": self.cmd_cancel_drain_jobs}
 
     # -- start-up ------------------------------------------------------------------------
     async def startup(self) -> None:
@@ -67,136 +104,421 @@ class Startd(Daemon):
         self.plugins.load_entry_points()
         self.universes = self.plugins.universes()
         self.log.info("universes offered: %s", ", ".join(sorted(self.universes)) or "none")
-        self.machine = machine.detect(self.config)
+        self.provided = self.plugins.machine_attributes(self.config)
+        self._machine_ad = None
         self.slots = self._make_slots()
-        self.log.info("%d slots, %s cpus, %s MB", len(self.slots), self.machine["TotalCpus"],
-                      self.machine["TotalMemory"])
         for slot in self.slots:
-            self._new_claim_id(slot)
+            kind = "partitionable " if slot.kind == PARTITIONABLE else ""
+            self.log.info("%s: %s%d cpus, %d MB memory, %d KB disk", slot.name, kind, slot.cpus, slot.memory,
+                          slot.disk)
+        self.idle = machine.idle_times(self.config, self.watch_start)
+        self.cron.start(load_jobs(self.config, self.log))
+        self.evaluate_all()
+        self.every(self.polling_interval, self._poll, "policy", first=self.polling_interval())
 
     def _make_slots(self) -> list[Slot]:
-        """Static slots, one per CPU, memory and disk divided evenly (HTCondor's default)."""
-        cpus = int(self.machine["TotalCpus"])  # type: ignore[call-overload]
-        n = max(1, self.config.get_int("NUM_SLOTS", cpus))
-        mem = int(self.machine["TotalMemory"]) // n  # type: ignore[call-overload]
-        disk = int(self.machine["TotalDisk"]) // n  # type: ignore[call-overload]
-        return [Slot(i, f"slot{i}@{self.hostname}", max(1, cpus // n), mem, disk) for i in range(1, n + 1)]
+        slots = []
+        for i, spec in enumerate(self.specs, start=1):
+            kind = PARTITIONABLE if spec.partitionable else STATIC
+            slot = Slot(i, f"slot{i}@{self.hostname}", spec.cpus, spec.memory, spec.disk, kind=kind,
+                        type_id=spec.type_id)
+            slot.offer_id = self._new_id()
+            slots.append(slot)
+        return slots
 
-    def _new_claim_id(self, slot: Slot) -> None:
+    def _new_id(self) -> str:
         self._claim_seq += 1
-        slot.claim_id = f"{self.server.address}#{self.start_time}#{self._claim_seq}#{secrets.token_hex(16)}"
+        return new_claim_id(str(self.server.address), self.start_time, self._claim_seq)
+
+    def polling_interval(self) -> float:
+        return max(0.1, self.config.get_float("POLLING_INTERVAL", 5.0))
 
     def reconfigured(self) -> None:
-        self.publish_soon()  # START, RANK and friends are read when ads are made
+        self.policy = Policy.from_config(self.config, self.log)
+        jobs = load_jobs(self.config, self.log)
+        if jobs != self.cron.jobs:
+            self.spawn(self.cron.restart(jobs), "STARTD_CRON restart")
+        self._warned.clear()
+        self._machine_ad = None
+        self.evaluate_all()
+        self.publish_soon()
 
-    # -- ads -----------------------------------------------------------------------------
-    def slot_ad(self, slot: Slot) -> ClassAd:
-        ad = self.base_ad("Machine")
-        for k, v in self.machine.items():
-            ad[k] = v
-        for k, v in self.plugins.machine_attributes(self.config).items():
-            ad[k] = v
-        for u in self.universes.values():
-            for k, v in u.machine_attributes().items():
+    def warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            self.log.error("%s", message)
+
+    # -- slots and ads ---------------------------------------------------------------------
+    def all_slots(self) -> list[Slot]:
+        out = []
+        for slot in self.slots:
+            out.append(slot)
+            out.extend(slot.children)
+        return out
+
+    def slot_count(self) -> int:
+        return len(self.slots) + sum(len(s.children) for s in self.slots)
+
+    def slot_load(self, slot: Slot) -> float:
+        return slot.condor_load + slot.owner_load
+
+    def total_condor_load(self) -> float:
+        return sum(s.condor_load for s in self.all_slots())
+
+    def machine_ad(self) -> ClassAd:
+        """What every slot ad has in common (machine facts, provider, universe and STARTD_CRON
+        attributes), built once and shared by every ad until one of them changes."""
+        if self._machine_ad is None:
+            ad = ClassAd()
+            for k, v in self.machine.items():
                 ad[k] = v
-        start = self.config.get("START") or "TRUE"
-        try:
-            ad["START"] = parse_expr(start)
-        except UserError as exc:
-            self.log.error("START does not parse (%s): advertising START = FALSE", exc)
-            ad["START"] = False
-        ad.set_expr("Requirements", "START")
-        ad.set_expr("Rank", self.config.get("RANK") or "0")
-        ad["Name"] = slot.name
-        ad["SlotID"] = slot.slot_id
-        ad["SlotType"] = "Static"
-        ad["Cpus"], ad["Memory"], ad["Disk"] = slot.cpus, slot.memory, slot.disk
-        ad["TotalSlots"] = len(self.slots)
-        ad["State"], ad["Activity"] = slot.state, slot.activity
-        ad["EnteredCurrentState"], ad["EnteredCurrentActivity"] = slot.entered_state, slot.entered_activity
-        ad["LoadAvg"] = ad["CondorLoadAvg"] = 1.0 if slot.activity == "Busy" else 0.0
-        ad["TotalLoadAvg"] = machine.load_average()
-        ad["KeyboardIdle"] = ad["ConsoleIdle"] = int(time.time()) - self.start_time
-        ad["StartdIpAddr"] = str(self.server.address)
-        ad["UidDomain"] = self.uid_domain
-        ad["FileSystemDomain"] = self.config.get("FILESYSTEM_DOMAIN") or self.hostname
-        ad["HasFileTransfer"] = True
-        ad["StarterAbilityList"] = ",".join(sorted(self.universes))
-        for k, v in slot.claim.items():
-            ad[k] = v
-        return ad
+            for k, v in self.provided.items():
+                ad[k] = v
+            for u in self.universes.values():
+                for k, v in u.machine_attributes().items():
+                    ad[k] = v
+            for attrs in self.cron_attrs.values():
+                for k, text in attrs.items():
+                    ad.set_expr(k, text)
+            self._machine_ad = ad
+        return self._machine_ad
+
+    def own_ads(self) -> list[ClassAd]:
+        return [slot_ad(self, s) for s in self.all_slots()]
+
+    def make_ad(self) -> ClassAd | None:
+        """The first slot's ad: what STARTD.DAEMON_SHUTDOWN is evaluated against."""
+        return slot_ad(self, self.slots[0]) if self.slots else None
 
     async def publish(self) -> None:
-        for slot in self.slots:
-            if not await self.advertiser.update("Machine", self.slot_ad(slot).to_wire(),
-                                                private={"Name": slot.name, "ClaimId": slot.claim_id}):
+        self.provided = self.plugins.machine_attributes(self.config)
+        self._machine_ad = None
+        for slot in self.all_slots():
+            if not await self.advertiser.update("Machine", slot_ad(self, slot).to_wire(),
+                                                private={"Name": slot.name, "ClaimId": slot.offer_id}):
                 return
 
     async def invalidate(self) -> None:
-        for slot in self.slots:
+        for slot in self.all_slots():
             await self.advertiser.invalidate("Machine", slot.name)
 
+    def _cron_output(self, job: str, attrs: dict[str, str]) -> None:
+        self.cron_attrs.setdefault(job, {}).update(attrs)
+        self._machine_ad = None
+        self.evaluate_soon()
+        self.publish_soon()
+
+    # -- the state machine -------------------------------------------------------------------
+    async def _poll(self) -> None:
+        self._sample_load()
+        self.idle = machine.idle_times(self.config, self.watch_start)
+        self.drain_estimates = self._drain_estimates()
+        if self.evaluate_all():
+            self.publish_soon()
+
+    def _sample_load(self) -> None:
+        now = time.monotonic()
+        for slot in self.all_slots():
+            pid = slot.starter.pid if slot.starter is not None else None
+            if pid is None or slot.activity == SUSPENDED:
+                slot.condor_load = 0.0
+                slot.cpu_seen = (0.0, 0.0)
+                continue
+            cpu = machine.tree_cpu_seconds(pid)
+            t0, c0 = slot.cpu_seen
+            if t0 > 0 and now > t0:
+                slot.condor_load = max(0.0, (cpu - c0) / (now - t0))
+            slot.cpu_seen = (now, cpu)
+        self.total_load = machine.load_average()
+        owner = max(0.0, self.total_load - self.total_condor_load())
+        for slot in self.all_slots():  # the load not from jobs fills the slots in order, as HTCondor's does
+            room = max(0.0, (slot.left()[0] if slot.kind == PARTITIONABLE else slot.cpus) - slot.condor_load)
+            slot.owner_load = min(owner, room)
+            owner -= slot.owner_load
+
+    def context(self) -> Machine:
+        all_drained = all(s.state == DRAINED for s in self.slots) and not any(s.children for s in self.slots)
+        return Machine(now=time.time(), drain=self.drain, all_drained=all_drained, shutdown=self.shutdown_mode,
+                       drain_ended=self.drain_ended)
+
+    def evaluate_soon(self) -> None:
+        if not self._eval_scheduled:
+            self._eval_scheduled = True
+
+            def run() -> None:
+                self._eval_scheduled = False
+                if self.evaluate_all():
+                    self.publish_soon()
+
+            asyncio.get_running_loop().call_soon(run)
+
+    def evaluate_all(self) -> bool:
+        changed = False
+        for slot in list(self.all_slots()):
+            changed |= self.step(slot)
+        changed |= self._drain_progress()
+        return changed
+
+    def step(self, slot: Slot) -> bool:
+        """Apply transitions to ``slot`` until its policy says it stays."""
+        changed = False
+        for _ in range(10):
+            if slot.state == DELETE:
+                break
+            m = self.context()
+            ad = slot_ad(self, slot, policy=True)
+            if slot.starter is not None and slot.retire_why:
+                slot.retire_end = states.retirement_end(slot, ad, self.policy, m)
+            t = decide(slot, ad, self.policy, m)
+            if t is None:
+                break
+            self.apply(slot, t)
+            changed = True
+        return changed
+
+    def apply(self, slot: Slot, t: Transition) -> None:
+        """Carry one transition out: log it, signal the job, hand the claim on."""
+        now = time.time()
+        self.log.info("%s: Changing state and activity: %s/%s -> %s/%s (%s)", slot.short_name, slot.state,
+                      slot.activity, t.state, t.activity, t.reason)
+        starter = slot.starter
+        if t.retire_why is not None:
+            slot.retire_why = t.retire_why
+        if slot.activity == SUSPENDED and t.activity != SUSPENDED and starter is not None:
+            slot.suspended_total += now - slot.suspended_at
+            starter.resume()
+        if t.activity == SUSPENDED and slot.activity != SUSPENDED and starter is not None:
+            slot.suspended_at = now
+            starter.suspend()
+        if t.state == PREEMPTING and slot.state != PREEMPTING:
+            slot.preempt_reason = t.reason
+            if starter is not None:
+                slot.evicting = t.reason
+                slot.preemptions += 1
+                if slot.retire_why == "rank":
+                    slot.rank_preemptions += 1
+        if t.state == PREEMPTING and starter is not None and t.activity != slot.activity:
+            if t.activity == VACATING:
+                starter.vacate()
+            elif t.activity == KILLING:
+                starter.kill()
+        if t.end_claim:
+            self._end_claim(slot, t, now)
+        else:
+            slot.set_state(t.state, t.activity, now)
+        if slot.state not in (CLAIMED, PREEMPTING) or (slot.state == CLAIMED and slot.activity == IDLE):
+            slot.retire_why = ""  # retirement belongs to a running job
+
+    def _end_claim(self, slot: Slot, t: Transition, now: float) -> None:
+        claim = slot.claim
+        if claim is not None:
+            claim.closed = slot.preempt_reason or t.reason
+        slot.claim = None
+        slot.retire_why = slot.evicting = slot.preempt_reason = ""
+        slot.set_state(t.state, t.activity, now)
+        if t.state == DELETE and slot.parent is not None:
+            parent = slot.parent
+            parent.children.remove(slot)
+            self.log.info("%s: %d cpus, %d MB, %d KB back to %s", slot.short_name, slot.cpus, slot.memory,
+                          slot.disk, parent.short_name)
+            self.spawn(self.advertiser.invalidate("Machine", slot.name), "invalidate a dynamic slot")
+        elif t.state == CLAIMED and slot.pending is not None:
+            pending, slot.pending = slot.pending, None
+            new = self._make_claim(slot, pending.job_ad, pending.owner, pending.user, pending.client, pending.rank)
+            if not pending.done.done():
+                pending.done.set_result({"slot_ad": slot_ad(self, slot).to_wire(), "claim_id": new.id})
+        self.publish_soon()
+
+    def _make_claim(self, slot: Slot, job: ClassAd, owner: str, user: str, client: str, rank: float) -> Claim:
+        claim = Claim(id=slot.offer_id, job_ad=job, owner=owner, user=user, client=client, rank=rank,
+                      accepted_while_draining=self.drain is not None)
+        slot.claim = claim
+        slot.offer_id = self._new_id()  # the id for a claim that would preempt this one
+        return claim
+
     # -- claims --------------------------------------------------------------------------
-    def _slot_for(self, claim_id: str) -> Slot:
-        for slot in self.slots:
-            if claim_id and secrets.compare_digest(slot.claim_id, claim_id):
+    def _slot_for_offer(self, claim_id: str) -> Slot:
+        for slot in self.all_slots():
+            if claim_id and secrets.compare_digest(slot.offer_id, claim_id):
+                return slot
+        raise CommandError("no slot offers that claim id (stale match, or the slot was claimed since)", "BAD_CLAIM")
+
+    def _slot_for_claim(self, claim_id: str) -> Slot:
+        for slot in self.all_slots():
+            if slot.claim is not None and claim_id and secrets.compare_digest(slot.claim.id, claim_id):
                 return slot
         raise CommandError("no slot holds that claim id (stale match, or the claim was released)", "BAD_CLAIM")
 
-    async def cmd_request_claim(self, req: Request) -> dict[str, Any]:
-        slot = self._slot_for(str(req.require("claim_id")))
-        if slot.state != "Unclaimed":
-            raise CommandError(f"{slot.name} is {slot.state}, not Unclaimed", "BUSY")
-        job = ClassAd.from_wire(req.require("job_ad"))
-        ad = self.slot_ad(slot)
-        if not self._start_allows(ad, job):
-            raise CommandError(f"{slot.name}: START is not true for this job", "REFUSED")
-        slot.claim = {"RemoteOwner": str(job.get_value("Owner", "")), "RemoteUser": str(req.identity),
-                      "ClientMachine": str(req.arg("schedd_host", "")),
-                      "PublicClaimId": slot.claim_id.split("#")[0] + "#" + str(self._claim_seq)}
-        slot.set_state("Claimed", "Idle")
-        claim_id = slot.claim_id
-        req.conn.on_close.append(lambda: self._claim_connection_closed(slot, claim_id))
-        self.log.info("%s claimed by %s for %s", slot.name, req.identity, slot.claim["RemoteOwner"])
-        self.publish_soon()
-        return {"slot_ad": self.slot_ad(slot).to_wire()}
+    def _accepting(self, job: ClassAd | None = None) -> None:
+        if self.stopping.is_set():
+            raise CommandError("the startd is shutting down and takes no new claims", "REFUSED")
+        drain = self.drain
+        if drain is not None and (drain.start is None or drain.completed):
+            raise CommandError(f"the machine is draining{f' ({drain.reason})' if drain.reason else ''} and "
+                               "takes no new claims", "REFUSED")
 
-    @staticmethod
-    def _start_allows(slot_ad: ClassAd, job: ClassAd) -> bool:
-        return is_true(slot_ad.eval("START", target=job))
+    async def cmd_request_claim(self, req: Request) -> dict[str, Any]:
+        slot = self._slot_for_offer(str(req.require("claim_id")))
+        job = ClassAd.from_wire(req.require("job_ad"))
+        self._accepting(job)
+        owner = str(job.get_value("Owner", "") or "")
+        user, client = str(req.identity), str(req.arg("schedd_host", ""))
+        ad = slot_ad(self, slot, policy=True)
+        start, why = self.policy.truth(ad, "START", job)
+        if not start:
+            raise CommandError(f"{slot.name}: {why} for this job", "REFUSED")
+        rank = self.policy.number(ad, "RANK", job, 0.0)
+        if slot.kind == PARTITIONABLE:
+            slot = self._carve(slot, ad, job, user)
+        if slot.state in (UNCLAIMED, OWNER):
+            claim = self._make_claim(slot, job, owner, user, client, rank)
+            self.apply(slot, Transition(CLAIMED, IDLE, f"claimed by {user} for {owner or 'a job'}"))
+            req.conn.on_close.append(lambda: self._claim_connection_closed(slot, claim))
+            self.publish_soon()
+            return {"slot_ad": slot_ad(self, slot).to_wire(), "claim_id": claim.id}
+        if slot.state == CLAIMED and slot.claim is not None:
+            return await self._preempting_claim(slot, req, job, owner, user, client, rank)
+        raise CommandError(f"{slot.name} is {slot.state}/{slot.activity}, not Unclaimed", "BUSY")
+
+    async def _preempting_claim(self, slot: Slot, req: Request, job: ClassAd, owner: str, user: str, client: str,
+                                rank: float) -> dict[str, Any]:
+        """A claim request for a claimed slot: it wins if the slot's RANK puts its job above the
+        current claim's, and waits until the current claim is gone (retired, vacated)."""
+        current = slot.claim
+        assert current is not None
+        if rank <= current.rank:
+            raise CommandError(f"{slot.name} is Claimed and RANK for this job ({rank:g}) is not above the "
+                               f"current claim's ({current.rank:g})", "BUSY")
+        if slot.pending is not None:
+            raise CommandError(f"{slot.name} is already being preempted for another claim", "BUSY")
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        pending = PendingClaim(job, owner, user, client, rank, done)
+        slot.pending = pending
+        self.log.info("%s: a claim request from %s ranks higher (%g > %g): preempting the claim of %s",
+                      slot.short_name, user, rank, current.rank, current.user)
+
+        self.step(slot)
+        self.publish_soon()
+        closed = asyncio.ensure_future(req.conn.closed_by_peer())
+        try:
+            await asyncio.wait({done, closed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closed.cancel()
+            if not done.done():  # the requester went away (or the startd stops): withdraw the request
+                done.cancel()
+                if slot.pending is pending:
+                    slot.pending = None
+                    self.log.info("%s: the preempting claim request from %s went away", slot.short_name, user)
+                    self.evaluate_soon()
+        if done.cancelled():
+            raise CommandError("the preempting claim request was withdrawn", "REFUSED")
+        reply = done.result()
+        claim = slot.claim
+        if claim is not None:
+            req.conn.on_close.append(lambda: self._claim_connection_closed(slot, claim))
+        return reply
+
+    def _carve(self, pslot: Slot, pad: ClassAd, job: ClassAd, user: str) -> Slot:
+        """A dynamic slot cut from ``pslot`` for ``job`` (its request rounded by MODIFY_REQUEST_EXPR_*)."""
+        if pslot.state not in (UNCLAIMED, OWNER):
+            raise CommandError(f"{pslot.name} is {pslot.state}/{pslot.activity}", "BUSY")
+        want = self._dynamic_size(pad, job)
+        left = dict(zip(("Cpus", "Memory", "Disk"), pslot.left(), strict=True))
+        if any(want[k] > left[k] or want[k] < 0 for k in want) or want["Cpus"] < 1:
+            raise CommandError(f"{pslot.name} has {left['Cpus']} cpus, {left['Memory']} MB memory and "
+                               f"{left['Disk']} KB disk left; the job needs {want['Cpus']} cpus, "
+                               f"{want['Memory']} MB and {want['Disk']} KB", "REFUSED")
+        k = pslot.next_child
+        pslot.next_child += 1
+        dslot = Slot(pslot.slot_id, f"slot{pslot.slot_id}_{k}@{self.hostname}", want["Cpus"], want["Memory"],
+                     want["Disk"], kind=DYNAMIC, type_id=pslot.type_id, sub_id=k, parent=pslot, state=UNCLAIMED)
+        dslot.offer_id = self._new_id()
+        pslot.children.append(dslot)
+        self.log.info("%s: carved %s (%d cpus, %d MB memory, %d KB disk) for %s", pslot.short_name,
+                      dslot.short_name, dslot.cpus, dslot.memory, dslot.disk, user)
+        return dslot
+
+    def _dynamic_size(self, pad: ClassAd, job: ClassAd) -> dict[str, int]:
+        """What a dynamic slot for ``job`` gets: MODIFY_REQUEST_EXPR_REQUEST<res> evaluated with the
+        job as MY and the slot as TARGET, as HTCondor does (whole numbers, rounded up)."""
+        filled = job.copy()
+        for res, default in (("Cpus", 1), ("Memory", 1), ("Disk", 1)):
+            if not isinstance(job.get_value(f"Request{res}"), (int, float)):
+                filled[f"Request{res}"] = default
+        out = {}
+        for res, fallback in MODIFY_REQUEST.items():
+            text = self.config.get(f"MODIFY_REQUEST_EXPR_REQUEST{res.upper()}") or fallback
+            try:
+                value = filled.eval_expr(parse_expr(text), target=pad)
+            except UserError as exc:
+                self.warn_once(f"MODIFY_REQUEST_EXPR_REQUEST{res.upper()}",
+                               f"MODIFY_REQUEST_EXPR_REQUEST{res.upper()} = {text} does not parse "
+                               f"({exc.message}); using {fallback}")
+                value = filled.eval_expr(parse_expr(fallback), target=pad)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                value = filled.get_value(f"Request{res}", 1)
+            out[res] = int(math.ceil(float(value)))
+        return out
 
     async def cmd_activate_claim(self, req: Request) -> dict[str, Any]:
-        slot = self._slot_for(str(req.require("claim_id")))
-        if slot.state != "Claimed" or slot.activity != "Idle":
+        slot = self._slot_for_claim(str(req.require("claim_id")))
+        claim = slot.claim
+        assert claim is not None
+        if slot.state != CLAIMED or slot.activity != IDLE:
             raise CommandError(f"{slot.name} is {slot.state}/{slot.activity}, cannot start a job", "BUSY")
+        if self.stopping.is_set():
+            raise CommandError("the startd is shutting down and starts no new jobs", "REFUSED")
         job = ClassAd.from_wire(req.require("job_ad"))
         uname = self._universe_name(job)
         universe = self.universes.get(uname)
         if universe is None:
             raise CommandError(f"{slot.name} does not offer the {uname} universe", "NO_UNIVERSE")
-        slot.starter = Starter(job, slot.name, slot.slot_id, self.config.get("EXECUTE") or ".", universe,
-                               self.open_log("STARTER", f".slot{slot.slot_id}"), files=dict(req.arg("files") or {}))
-        slot.claim["JobId"] = f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}"
-        slot.claim["JobStart"] = int(time.time())
-        slot.set_state("Claimed", "Busy")
+        starter = Starter(job, slot.name, slot.slot_id if slot.kind != DYNAMIC else slot.slot_id * 1000 + slot.sub_id,
+                          self.config.get("EXECUTE") or ".", universe,
+                          self.open_log("STARTER", f".{slot.short_name}"), files=dict(req.arg("files") or {}))
+        claim.job_ad = job
+        slot.starter = starter
+        slot.job_start = time.time()
+        slot.suspended_total = 0.0
+        slot.evicting = slot.retire_why = ""
+        slot.cpu_seen = (0.0, 0.0)
+        slot.job_starts += 1
+        self.apply(slot, Transition(CLAIMED, BUSY, f"the claim was activated for job "
+                                                   f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}"))
+        self.step(slot)
         self.publish_soon()
-        starter = slot.starter
         run = asyncio.ensure_future(starter.run())
         gone = asyncio.ensure_future(req.conn.closed_by_peer())
+        result: dict[str, Any] = {}
         try:
             await asyncio.wait({run, gone}, return_when=asyncio.FIRST_COMPLETED)
             if not run.done():
-                self.log.info("%s: the shadow went away; killing the job", slot.name)
-                starter.kill()
-            return await run
+                self.log.info("%s: the shadow went away; killing the job", slot.short_name)
+                if slot.state == CLAIMED:
+                    self.apply(slot, Transition(PREEMPTING, KILLING, "the schedd's claim connection closed"))
+                else:
+                    starter.kill()
+            result = await run
         finally:
             gone.cancel()
-            slot.starter = None
-            slot.claim.pop("JobId", None)
-            slot.claim.pop("JobStart", None)
-            if slot.state == "Claimed":
-                slot.set_state("Claimed", "Idle")
-            self.publish_soon()
+            evicted = slot.evicting
+            self._job_ended(slot)
+        if evicted and not result.get("error"):
+            result["evicted"] = evicted
+        if claim.closed or slot.claim is not claim:
+            result["claim_closed"] = claim.closed or "the claim ended"
+        return result
+
+    def _job_ended(self, slot: Slot) -> None:
+        slot.starter = None
+        slot.condor_load = 0.0
+        if slot.state == CLAIMED and slot.activity in (BUSY, SUSPENDED):
+            self.apply(slot, Transition(CLAIMED, IDLE, "the job exited"))
+        elif slot.state == CLAIMED and slot.activity == RETIRING:
+            self.apply(slot, Transition(PREEMPTING, VACATING, "the job exited during retirement"))
+        self.step(slot)
+        self._drain_progress()
+        self.publish_soon()
 
     @staticmethod
     def _universe_name(job: ClassAd) -> str:
@@ -205,38 +527,176 @@ class Startd(Daemon):
             return "docker"
         return names.get(int(job.get_value("JobUniverse", 5) or 5), "vanilla")
 
-    def _claim_connection_closed(self, slot: Slot, claim_id: str) -> None:
+    def _claim_connection_closed(self, slot: Slot, claim: Claim) -> None:
         """The schedd's claim connection ended: without a lease, the claim ends with it."""
-        if slot.claim_id == claim_id and slot.state == "Claimed":
-            self.release(slot, "the schedd's claim connection closed")
+        if slot.claim is claim:
+            self.release(slot, "the schedd's claim connection closed", kill=True)
 
     async def cmd_deactivate_claim(self, req: Request) -> str:
-        slot = self._slot_for(str(req.require("claim_id")))
+        slot = self._slot_for_claim(str(req.require("claim_id")))
         if slot.starter is not None:
-            self.log.info("killing the job on %s at the request of %s", slot.name, req.identity)
+            self.log.info("%s: killing the job at the request of %s", slot.short_name, req.identity)
             slot.starter.kill()
         return "ok"
 
     async def cmd_release_claim(self, req: Request) -> str:
-        slot = self._slot_for(str(req.require("claim_id")))
-        self.release(slot, f"released by {req.identity}")
+        slot = self._slot_for_claim(str(req.require("claim_id")))
+        self.release(slot, f"{req.identity} released the claim")
         return "ok"
 
-    def release(self, slot: Slot, why: str) -> None:
-        if slot.starter is not None:
-            slot.starter.kill()
-        slot.claim = {}
-        slot.set_state("Unclaimed", "Idle")
-        self._new_claim_id(slot)
-        self.log.info("%s unclaimed: %s", slot.name, why)
+    def release(self, slot: Slot, why: str, kill: bool = False) -> None:
+        if slot.claim is None:
+            return
+        if slot.state == CLAIMED:
+            activity = KILLING if kill and slot.starter is not None else VACATING
+            self.apply(slot, Transition(PREEMPTING, activity, why))
+        elif slot.state == PREEMPTING and kill and slot.starter is not None and slot.activity != KILLING:
+            self.apply(slot, Transition(PREEMPTING, KILLING, why))
+        self.step(slot)
+        self._drain_progress()
         self.publish_soon()
 
+    # -- draining ----------------------------------------------------------------------------
+    async def cmd_drain_jobs(self, req: Request) -> dict[str, Any]:
+        if self.drain is not None:
+            raise CommandError("Draining already in progress.", "BUSY")
+        how = str(req.arg("how_fast") or "graceful").lower()
+        if how not in HOW_FAST:
+            raise CommandError(f"how_fast {how!r} is not one of {', '.join(HOW_FAST)}", "BAD_REQUEST")
+        on_completion = str(req.arg("on_completion") or "nothing").lower()
+        if on_completion not in ON_COMPLETION:
+            raise CommandError(f"on_completion {on_completion!r} is not one of {', '.join(ON_COMPLETION)}",
+                               "BAD_REQUEST")
+        start = req.arg("start")
+        check = req.arg("check")
+        for what, text in (("-start", start), ("-check", check)):
+            if text is not None:
+                try:
+                    parse_expr(str(text))
+                except UserError as exc:
+                    raise CommandError(f"{what} {text}: not a ClassAd expression: {exc.message}",
+                                       "BAD_REQUEST") from None
+        if check is not None:
+            self._drain_check(str(check))
+        self._drain_seq += 1
+        now = int(time.time())
+        drain = Drain(request_id=f"{self.start_time}{self._drain_seq:03d}", how=how,
+                      reason=str(req.arg("reason") or f"by command from {req.identity}"),
+                      on_completion=on_completion, start=None if start is None else str(start), start_time=now)
+        drain.deadline = max([now, *(e for e in self._retirement_ends() if not math.isinf(e))])
+        self.drain = drain
+        self.last_drain_start = now
+        self.log.info("draining (%s, request id %s) requested by %s: %s; on completion: %s%s", how,
+                      drain.request_id, req.identity, drain.reason, on_completion,
+                      f"; START while draining: {drain.start}" if drain.start is not None else "")
+        self.drain_estimates = self._drain_estimates()
+        self.evaluate_all()
+        self.publish_soon()
+        return {"request_id": drain.request_id}
+
+    def _drain_check(self, text: str) -> None:
+        expr = parse_expr(text)
+        for slot in self.all_slots():
+            value = slot_ad(self, slot).eval_expr(expr)
+            if not isinstance(value, bool):
+                raise CommandError(f"Draining check expression does not evaluate to a bool on {slot.name}.",
+                                   "CHECK_FAILED")
+            if not value:
+                raise CommandError(f"Draining check expression is false on {slot.name}.", "CHECK_FAILED")
+
+    async def cmd_cancel_drain_jobs(self, req: Request) -> str:
+        drain = self.drain
+        if drain is None:
+            raise CommandError("the machine is not draining", "NOT_DRAINING")
+        wanted = req.arg("request_id")
+        if wanted and str(wanted) != drain.request_id:
+            raise CommandError(f"no drain with request id {wanted} (the current one is {drain.request_id})",
+                               "BAD_REQUEST")
+        self.log.info("draining (request id %s) cancelled by %s", drain.request_id, req.identity)
+        self._stop_draining("draining was cancelled")
+        return "ok"
+
+    def _stop_draining(self, why: str) -> None:
+        self.drain = None
+        self.last_drain_stop = int(time.time())
+        self.drain_ended = why
+        self.evaluate_all()
+        self.publish_soon()
+
+    def _drain_progress(self) -> bool:
+        """Move a drain on: complete once every claim from before it is gone, then act on completion."""
+        drain = self.drain
+        if drain is None or drain.done:
+            return False
+        changed = False
+        if not drain.completed and all(s.claim is None or s.claim.accepted_while_draining
+                                       for s in self.all_slots()):
+            drain.completed = True
+            self.log.info("draining (request id %s): every job from before the drain is gone", drain.request_id)
+            changed = True
+            for slot in self.all_slots():
+                self.step(slot)
+        if drain.completed and self.context().all_drained:
+            for slot in self.slots:
+                changed |= self.step(slot)
+            drain.done = True
+            self.log.info("draining (request id %s) is complete", drain.request_id)
+            if drain.on_completion == "resume":
+                self._stop_draining("draining is complete (-resume-on-completion)")
+            elif drain.on_completion == "exit":
+                keepalive.shut_down_for_good(self, "draining is complete (-exit-on-completion)")
+            elif drain.on_completion == "restart":
+                self.after_exit = "restart"
+                self.log.info("draining is complete (-restart-on-completion): the startd restarts")
+                self.request_stop()
+            changed = True
+        return changed
+
+    def _retirement_ends(self) -> list[float]:
+        m = self.context()
+        m.drain = None
+        ends = []
+        for slot in self.all_slots():
+            if slot.starter is not None and slot.claim is not None:
+                ends.append(states.retirement_end(slot, slot_ad(self, slot, policy=True), self.policy, m))
+        return ends
+
+    def _drain_estimates(self) -> tuple[int, int, int, int]:
+        """(ExpectedMachineGracefulDrainingCompletion, ...QuickDrainingCompletion, ...GracefulDrainingBadput,
+        ...QuickDrainingBadput), as if a drain began now."""
+        now = time.time()
+        busy = [s for s in self.all_slots() if s.starter is not None and s.claim is not None]
+        ends = self._retirement_ends()
+        graceful_end = max([now, *(e for e in ends if not math.isinf(e))])
+        quick_badput = sum(s.cpus * (now - s.job_start) for s in busy)
+        graceful_badput = sum(s.cpus * (min(e, graceful_end) - s.job_start) for s, e in zip(busy, ends, strict=False))
+        return int(graceful_end), int(now), int(graceful_badput), int(quick_badput)
+
+    # -- shutdown -------------------------------------------------------------------------------
     async def shutdown(self, fast: bool) -> None:
-        """Kill running jobs; their shadows hear of it through ACTIVATE_CLAIM's reply."""
-        busy = [s for s in self.slots if s.starter is not None]
-        for slot in busy:
-            self.log.info("shutting down: killing the job on %s", slot.name)
-            slot.starter.kill()  # type: ignore[union-attr]
-        deadline = time.monotonic() + 10
-        while any(s.starter is not None for s in self.slots) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        """Fast: kill the jobs.  Peaceful: take no new claims and let the jobs finish, however long
+        they take.  Graceful: retire and vacate the jobs (KillSig, then SIGKILL after
+        MachineMaxVacateTime), as HTCondor's startd does."""
+        self.shutdown_mode = "fast" if fast else "peaceful" if self.peaceful else "graceful"
+        busy = sum(1 for s in self.all_slots() if s.starter is not None)
+        self.log.info("%s shutdown: %d jobs running", self.shutdown_mode, busy)
+        with contextlib.suppress(Exception):
+            await self.cron.stop()
+        self.evaluate_all()
+        self.publish_soon()
+        deadline = time.monotonic() + 10 if fast else math.inf
+        republish = time.monotonic() + self.update_interval()
+        while any(s.starter is not None for s in self.all_slots()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+            self.evaluate_all()
+            if time.monotonic() >= republish:  # the base's publish timer has stopped; the ads must not expire
+                republish += self.update_interval()
+                self.publish_soon()
+
+    async def serve(self) -> None:
+        await super().serve()
+        if self.after_exit == "restart":
+            self.log.info("restarting the startd (pid %d)", os.getpid())
+            for handler in self.log.handlers:
+                handler.flush()
+            os.execv(sys.executable, [sys.executable, "-m", "htcd", *sys.argv[1:]])

@@ -54,6 +54,7 @@ class Starter:
     running: RunningJob | None = None
     sandbox: str = ""
     killed: bool = False
+    stopped: bool = False  # suspended (SIGSTOP) -- also when asked before the job's process existed
 
     def _user(self) -> tuple[int | None, int | None, str]:
         """Who the job runs as: its owner when we are root and the owner exists, else nobody;
@@ -129,6 +130,10 @@ class Starter:
             self.running = await self.universe.start(ctx)
             if self.running.pgid:
                 self._write_state(self.running.pgid)
+            if self.killed:  # killed or vacated while the job was being started
+                self.running.kill()
+            elif self.stopped:
+                self.running.signal(signal.SIGSTOP)
             self.log.info("started %s (pgid %s)", ctx.executable, self.running.pgid)
             status = await self.running.wait()
         except (StarterError, UniverseError, OSError) as exc:
@@ -187,6 +192,33 @@ class Starter:
         if self.running is not None:
             self.running.kill()
 
+    def signal(self, signum: int) -> None:
+        if self.running is not None:
+            self.running.signal(signum)
+
+    def suspend(self) -> None:
+        """SIGSTOP to the job's process group (Claimed/Suspended)."""
+        self.stopped = True
+        self.signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.stopped = False
+        self.signal(signal.SIGCONT)
+
+    def vacate(self) -> None:
+        """The soft kill: the job's KillSig (SIGTERM unless it asks otherwise), after a SIGCONT so
+        that a suspended job can act on it.  A job not started yet has nothing to save: killed."""
+        if self.running is None:
+            self.kill()
+            return
+        self.resume()
+        self.signal(kill_signal(self.job_ad.get_value("KillSig")))
+
+    @property
+    def pid(self) -> int | None:
+        """The leader of the job's process tree (its process group), if it runs as one."""
+        return self.running.pgid if self.running is not None else None
+
     def cleanup(self) -> None:
         """Kill whatever the job left running and remove its sandbox."""
         if self.running is not None and self.running.pgid:
@@ -196,6 +228,19 @@ class Starter:
             shutil.rmtree(self.sandbox, ignore_errors=True)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._state_path())
+
+
+def kill_signal(value: object) -> int:
+    """A job's KillSig (``SIGTERM``, ``TERM`` or a number) as a signal number; SIGTERM if unknown."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < signal.NSIG:
+        return value
+    if isinstance(value, str):
+        name = value.strip().upper()
+        if name.isdigit():
+            return kill_signal(int(name))
+        with contextlib.suppress(KeyError):
+            return int(signal.Signals[name if name.startswith("SIG") else f"SIG{name}"])
+    return int(signal.SIGTERM)
 
 
 def clean_orphans(execute_dir: str, log: logging.Logger) -> int:
