@@ -38,7 +38,10 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
         if not args.foreground:
             _detach()
         _die_with_master()
-        return run_daemon(cls, terminal=args.terminal, local_name=args.local_name)
+        from htcd.daemon import keepalive
+
+        # 99 (DAEMON_NO_RESTART) after DAEMON_SHUTDOWN or a full disk: the master leaves it off
+        return run_daemon(cls, terminal=args.terminal, local_name=args.local_name) or keepalive.exit_status()
 
     return run
 
