@@ -1,4 +1,5 @@
-"""Output shared by the tools: ``-l`` (long), ``-af`` (autoformat), ``-json``, HTCondor's time formats."""
+"""Output shared by the tools: ``-l`` (long), ``-af`` (autoformat), ``-json``, column tables,
+HTCondor's time formats and natural sort order."""
 
 from __future__ import annotations
 
@@ -6,13 +7,30 @@ import argparse
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from htcd.classad import ClassAd, unparse
+from htcd.classad import ERROR, UNDEFINED, ClassAd, parse_expr, unparse
+from htcd.classad.expr import AttrRef
 
 
-def long_form(ads: Iterable[ClassAd]) -> str:
-    return "".join(ad.to_old() + "\n\n" for ad in ads)
+def long_form(ads: Iterable[ClassAd], sort: bool = False, attrs: Sequence[str] | None = None) -> str:
+    """Each ad in the old long format, then a blank line.  ``sort`` orders the attributes by name
+    (case-insensitively, as condor_status -l does); ``attrs`` keeps only those (``-attributes``)."""
+    if not sort and attrs is None:
+        return "".join(ad.to_old() + "\n\n" for ad in ads)
+    wanted = {a.lower() for a in attrs} if attrs is not None else None
+    out = []
+    for ad in ads:
+        names = [n for n in ad if wanted is None or n.lower() in wanted]
+        if sort:
+            names.sort(key=str.lower)
+        sub = ClassAd()
+        for n in names:
+            sub[n] = ad[n]
+        out.append(sub.to_old() + "\n")
+    return "".join(out)
 
 
 def json_form(ads: Iterable[ClassAd]) -> str:
@@ -27,22 +45,89 @@ def value_text(ad: ClassAd, attr: str) -> str:
     return unparse(v)
 
 
+def literal_text(text: str) -> str | None:
+    """The ``-af`` text of a wire expression that is a plain string, a decimal integer or a boolean,
+    without parsing it; None for anything else (which must be evaluated)."""
+    n = len(text)
+    if n >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text and text.count('"') == 2:
+        return text[1:-1]
+    if n < 19 and text.isascii() and text.isdigit() and (n == 1 or text[0] != "0"):
+        return text
+    if text == "true" or text == "false":
+        return text
+    return None
+
+
+_REAL = re.compile(r"-?[0-9]+\.[0-9]+")
+
+
+def plain_value(ad: ClassAd, name: str, default: Any = None) -> Any:
+    """An attribute's value, read straight from its wire text when that is a plain string or integer
+    (most of what tools print), else evaluated; ``default`` when undefined or an error."""
+    try:
+        text = ad.expr_text(name)
+    except KeyError:
+        return default
+    n = len(text)
+    if n >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text and text.count('"') == 2:
+        return text[1:-1]
+    if n < 19 and text.isascii() and text.isdigit() and (n == 1 or text[0] != "0"):
+        return int(text)
+    if n < 19 and "." in text and _REAL.fullmatch(text):
+        return float(text)
+    v = ad.eval(name)
+    return default if v is UNDEFINED or v is ERROR else v
+
+
+def _show(v: object) -> str:
+    return v if isinstance(v, str) else unparse(v)
+
+
+def value_getter(attr: str, quoted: bool = False) -> Callable[[ClassAd], str]:
+    """A function giving ``attr``'s ``-af`` text for an ad (``quoted``: as a ClassAd value, strings
+    in quotes, ``-af:V``).  The argument is parsed once; a plain attribute name reads literal values
+    without parsing them (the fast path for big listings)."""
+    expr = parse_expr(attr)
+    if quoted:
+        return lambda ad: unparse(expr.eval(ad))
+    if type(expr) is AttrRef:
+        name = expr.name
+
+        def attribute(ad: ClassAd) -> str:
+            try:
+                text = ad.expr_text(name)
+            except KeyError:
+                return "undefined"
+            lit = literal_text(text)
+            return lit if lit is not None else _show(ad.eval(name))
+
+        return attribute
+    return lambda ad: _show(expr.eval(ad))
+
+
 def autoformat(ads: Iterable[ClassAd], attrs: list[str], opts: str = "") -> str:
     """``-af`` and ``-af:OPTS`` as HTCondor's tools take them: ``j`` job id first, ``l`` label each
     value ``Attr = value``, ``n`` newline after each value, ``r`` raw expressions (unevaluated),
-    ``t`` tab between values, ``,`` comma between values, ``h`` a header line of attribute names."""
+    ``V`` values as ClassAd literals (strings quoted), ``t`` tab between values, ``,`` comma between
+    values, ``h`` a header line of attribute names."""
     sep = "\n" if "n" in opts else "\t" if "t" in opts else "," if "," in opts else " "
     raw, label, jobid = "r" in opts, "l" in opts, "j" in opts
+    end = "\n\n" if "n" in opts else "\n"
     names = (["ID"] if jobid else []) + list(attrs)
     out = [sep.join(names) + "\n"] if "h" in opts else []
+    getters = [value_getter(a, quoted="V" in opts) for a in attrs]
+    if len(attrs) == 1 and not (raw or label or jobid):  # the common big case: one value per line
+        get = getters[0]
+        out.extend(get(ad) + end for ad in ads)
+        return "".join(out)
     for ad in ads:
         row = []
         if jobid:
             row.append(f"ID = {_job_id(ad)}" if label else _job_id(ad))
-        for a in attrs:
-            text = ad.expr_text(a) if raw and a in ad else value_text(ad, a)
+        for a, get in zip(attrs, getters, strict=True):
+            text = ad.expr_text(a) if raw and a in ad else get(ad)
             row.append(f"{a} = {text}" if label else text)
-        out.append(sep.join(row) + ("\n\n" if "n" in opts else "\n"))
+        out.append(sep.join(row) + end)
     return "".join(out)
 
 
@@ -123,3 +208,56 @@ def duration(seconds: float) -> str:
 
 def short_date(ts: float) -> str:
     return time.strftime("%m/%d %H:%M", time.localtime(ts))
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key comparing runs of digits as numbers (``slot2`` before ``slot10``), as HTCondor's
+    tools order names."""
+    parts: list[Any] = _DIGITS.split(text)
+    for i in range(1, len(parts), 2):
+        parts[i] = int(parts[i])
+    return tuple(parts)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table: ``width`` is the least width (the column grows to its widest cell);
+    headings are left-aligned, cells right-aligned when ``right``; ``gap`` is False for a column
+    printed with no space before it (its heading carries its own spacing)."""
+
+    head: str
+    width: int
+    right: bool = False
+    gap: bool = True
+
+
+class Left(str):
+    """A cell printed left-aligned even in a right-aligned column (HTCondor prints a column's
+    stand-in text for an undefined value, such as ``*``, that way)."""
+
+    __slots__ = ()
+
+
+def render_table(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[str]:
+    """The heading line and one line per row, columns as wide as their widest cell; trailing
+    blanks are trimmed."""
+    widths = [max(c.width, len(c.head)) for c in columns]
+    for row in rows:
+        for i, cell in enumerate(row):
+            if len(cell) > widths[i]:
+                widths[i] = len(cell)
+
+    def line(cells: Sequence[str], heading: bool) -> str:
+        parts = []
+        for i, (c, cell) in enumerate(zip(columns, cells, strict=True)):
+            if i and c.gap:
+                parts.append(" ")
+            w = widths[i]
+            right = c.right and not heading and type(cell) is not Left
+            parts.append(cell.rjust(w) if right else cell.ljust(w))
+        return "".join(parts).rstrip()
+
+    return [line([c.head for c in columns], True), *(line(r, False) for r in rows)]

@@ -1,29 +1,57 @@
-"""``htcd status``: slots (HTCondor's default table and totals) or other daemons' ads."""
+"""``htcd status``: slots (HTCondor's default table and totals) or other daemons' ads.
+
+Flags follow condor_status: a query option picks the ad type (-schedd, -submitters, -negotiator,
+-master, -collector, -any; slots by default), a display option the layout (the default table,
+-compact, -total, -l, -json, -af, -format).  Ads come from the collector, or with ``-direct NAME``
+from the daemon itself (``DC_QUERY_SELF``, with ``-statistics SET:LEVEL``).  Only the attributes
+the output needs are asked for, and a plain ``-af`` of literal values prints them without parsing.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-import time
-from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
-from htcd.classad import ClassAd
+from htcd.classad import ClassAd, ClassAdSyntaxError, is_true, parse_expr
 from htcd.cli import output
+from htcd.config import Config
+from htcd.errors import UserError
+from htcd.wire.address import Address
 
-TYPES = {"schedd": "Scheduler", "submitter": "Submitter", "negotiator": "Negotiator", "master": "DaemonMaster",
-         "collector": "Collector", "any": "Any", "startd": "Machine"}
-STATES = ("Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Backfill", "Drained")
+# flag(s) -> ad type; -startd is kept for slots (htcd has no separate StartD daemon ad)
+TYPES: list[tuple[tuple[str, ...], str]] = [
+    (("-schedd",), "Scheduler"), (("-submitters", "-submitter"), "Submitter"),
+    (("-negotiator",), "Negotiator"), (("-master",), "DaemonMaster"), (("-collector",), "Collector"),
+    (("-any",), "Any"), (("-startd", "-slots"), "Machine"),
+]
+# where -direct sends the query for each ad type (HTCondor: submitters to the schedd)
+DIRECT_TYPE = {"Machine": "Machine", "Scheduler": "Scheduler", "Submitter": "Scheduler",
+               "Negotiator": "Negotiator", "DaemonMaster": "DaemonMaster"}
+DAEMON_NAMES = {"Machine": "startd", "Scheduler": "schedd", "Negotiator": "negotiator",
+                "DaemonMaster": "master", "Collector": "collector"}
+SORT_ATTRS = ("Machine", "Name")
+_STAT_ITEM = r"[A-Za-z_][A-Za-z0-9_]*(:[0-9A-Za-z!]+)*"
+_STATISTICS = re.compile(rf"{_STAT_ITEM}([ ,]+{_STAT_ITEM})*")  # DC:2, DC:1!R, NONE, "DC:2 SCHEDD:1"
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    for flag, ad_type in TYPES.items():
-        p.add_argument(f"-{flag}", dest="ad_type", action="store_const", const=ad_type,
-                       help=f"{ad_type} ads instead of slots")
+    p.add_argument("names", nargs="*", metavar="NAME", help="only ads whose Name or Machine is NAME")
+    for flags, ad_type in TYPES:
+        p.add_argument(*flags, dest="ad_type", action="store_const", const=ad_type,
+                       help=f"{ad_type} ads instead of slots" if ad_type != "Machine" else "slot ads (the default)")
     output.add_output_arguments(p, "ads")
-    p.add_argument("-constraint", help="a ClassAd expression the ads must satisfy")
+    p.add_argument("-constraint", action="append", default=[], metavar="EXPR",
+                   help="a ClassAd expression the ads must satisfy (repeatable: all must hold)")
     p.add_argument("-total", action="store_true", help="only the totals")
-    p.add_argument("-limit", type=int, default=0, help="at most this many ads")
+    p.add_argument("-compact", action="store_true", help="one line per machine (slots only)")
+    p.add_argument("-limit", type=int, default=0, metavar="N", help="at most N ads")
+    p.add_argument("-attributes", metavar="A,B,...", help="with -l or -json: only these attributes")
+    p.add_argument("-direct", metavar="NAME", help="ask the daemon NAME itself instead of the collector")
+    p.add_argument("-statistics", metavar="SET:LEVEL",
+                   help="with -direct: statistics the daemon adds to its ad, e.g. DC:2")
     return run
 
 
@@ -32,64 +60,225 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = common.config()
     ad_type = args.ad_type or "Machine"
-    ads = common.query_collector(cfg, ad_type, args.constraint, None, args.limit)
-    ads.sort(key=lambda a: str(a.get_value("Name", "")))
-    out = sys.stdout
-    if args.long:
-        out.write(output.long_form(ads))
-    elif args.json:
-        out.write(output.json_form(ads) + "\n")
-    elif args.af:
-        out.write(output.autoformat(ads, args.af, args.af_options))
-    elif args.format:
-        out.write(output.formatted(ads, args.format))
-    elif ad_type == "Machine":
-        if not args.total:
-            out.write(slot_table(ads))
-        out.write(slot_totals(ads))
+    check_arguments(args, ad_type)
+    constraint = build_constraint(args, ad_type)
+    if args.direct or args.statistics:
+        ads = direct_query(cfg, args, ad_type, constraint)
     else:
-        out.write(daemon_table(ads))
+        wanted = projection(args, ad_type)
+        ads = common.query_collector(cfg, ad_type, constraint, wanted, args.limit)
+        for _ in range(3):  # values that are expressions over attributes left out: ask again with them
+            more = missing_references(ads, wanted) if wanted is not None and (args.af or args.format) else None
+            if not more:
+                break
+            wanted = sorted({*wanted, *more})
+            ads = common.query_collector(cfg, ad_type, constraint, wanted, args.limit)
+    if not (args.total and not (args.long or args.json or args.af or args.format)):
+        ads = sort_ads(ads)  # totals alone need no order
+    sys.stdout.write(render(ads, args, ad_type))
     return 0
 
 
-def slot_table(ads: list[ClassAd]) -> str:
-    from htcd.cli.output import duration
-
-    now = time.time()
-    width = max([len("Name")] + [len(str(a.get_value("Name", ""))) for a in ads]) + 1
-    lines = [f"{'Name':<{width}}{'OpSys':<11}{'Arch':<7}{'State':<10}{'Activity':<9}{'LoadAv':>6} {'Mem':<6}"
-             f"{'ActvtyTime'}", ""]
-    for a in ads:
-        since = float(a.get_value("EnteredCurrentActivity", now) or now)
-        lines.append(f"{str(a.get_value('Name', '')):<{width}}{str(a.get_value('OpSys', '')):<11}"
-                     f"{str(a.get_value('Arch', '')):<7}{str(a.get_value('State', '')):<10}"
-                     f"{str(a.get_value('Activity', '')):<9}{float(a.get_value('LoadAvg', 0) or 0):>6.3f} "
-                     f"{str(a.get_value('Memory', '')):<6}{duration(now - since)}")
-    return "\n".join(lines) + "\n\n"
-
-
-def slot_totals(ads: list[ClassAd]) -> str:
-    rows: dict[str, Counter[str]] = {}
-    for a in ads:
-        key = f"{a.get_value('Arch', '')}/{a.get_value('OpSys', '')}"
-        rows.setdefault(key, Counter())[str(a.get_value("State", ""))] += 1
-    head = f"{'':>15}{'Total':>6} " + " ".join(f"{s:>{max(5, len(s))}}" for s in STATES)
-
-    def row(label: str, c: Counter[str]) -> str:
-        return f"{label:>15}{sum(c.values()):>6} " + " ".join(f"{c[s]:>{max(5, len(s))}}" for s in STATES)
-
-    total: Counter[str] = Counter()
-    lines = [head, ""]
-    for key, c in sorted(rows.items()):
-        lines.append(row(key, c))
-        total.update(c)
-    lines += ["", row("Total", total)]
-    return "\n".join(lines) + "\n"
+def check_arguments(args: argparse.Namespace, ad_type: str) -> None:
+    if args.compact and ad_type != "Machine":
+        raise UserError("-compact applies only to slots; leave out the -schedd/-master/... option")
+    if args.limit < 0:
+        raise UserError(f"-limit must be a positive number, not {args.limit}")
+    if args.statistics is not None and not _STATISTICS.fullmatch(args.statistics.strip()):
+        raise UserError(f"-statistics {args.statistics!r}: expected SET:LEVEL items such as DC:2 or "
+                        "DC:2,SCHEDD:1")
+    if args.statistics is not None and not args.direct and ad_type != "Collector":
+        raise UserError("-statistics needs -direct NAME: statistics are asked of the daemon itself "
+                        "(or use -collector for the collector's own)")
+    if args.direct and ad_type not in DIRECT_TYPE and ad_type != "Collector":
+        raise UserError(f"-direct cannot ask {ad_type} ads of a daemon; use it with -schedd, -submitters, "
+                        "-negotiator, -master, -collector or for slots")
 
 
-def daemon_table(ads: list[ClassAd]) -> str:
-    lines = [f"{'Name':<40} {'Type':<14} {'Address'}", ""]
-    for a in ads:
-        lines.append(f"{str(a.get_value('Name', '')):<40} {str(a.get_value('MyType', '')):<14} "
-                     f"{a.get_value('MyAddress', '')}")
-    return "\n".join(lines) + "\n"
+def build_constraint(args: argparse.Namespace, ad_type: str) -> str | None:
+    """The -constraint expressions (each checked here, so a mistake is reported before any query),
+    the NAME arguments and the -compact filter, ANDed."""
+    parts = []
+    for text in args.constraint:
+        try:
+            parse_expr(text)
+        except ClassAdSyntaxError as exc:
+            raise UserError(f"-constraint {text!r} is not a valid ClassAd expression: {exc}") from None
+        parts.append(text)
+    if args.names:
+        names = " || ".join(f"Name == {_quote(n)} || Machine == {_quote(n)}" for n in args.names)
+        parts.append(names)
+    if args.compact and not args.total:
+        from htcd.cli.status_tables import COMPACT_CONSTRAINT
+
+        parts.append(COMPACT_CONSTRAINT)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else " && ".join(f"({p})" for p in parts)
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _references(text: str) -> set[str]:
+    from htcd.schedd.autocluster import references
+
+    try:
+        return references(parse_expr(text))[0]
+    except ClassAdSyntaxError as exc:
+        raise UserError(f"{text!r} is not a valid ClassAd expression: {exc}") from None
+
+
+def missing_references(ads: list[ClassAd], wanted: list[str]) -> set[str]:
+    """Attributes that projected values refer to but the projection left out, so that an
+    expression such as ``Requirements = START`` evaluates as in the whole ad.  Literal values, the
+    usual case, are recognized from their text and cost no parsing."""
+    have = {w.lower() for w in wanted}
+    refs_of: dict[str, set[str]] = {}
+    found: set[str] = set()
+    for ad in ads:
+        for name in ad:
+            text = ad.expr_text(name)
+            if output.literal_text(text) is not None:
+                continue
+            refs = refs_of.get(text)
+            if refs is None:
+                try:
+                    refs = refs_of[text] = _references(text)
+                except UserError:
+                    refs = refs_of[text] = set()
+            found |= refs
+    return found - have
+
+
+def projection(args: argparse.Namespace, ad_type: str) -> list[str] | None:
+    """The attributes the output needs (None: whole ads); the sort keys always come along."""
+    from htcd.cli.status_tables import COMPACT_ATTRS, VIEWS
+
+    if args.long or args.json:
+        return _split(args.attributes) or None
+    if args.af:
+        names: set[str] = set()
+        for a in args.af:
+            names |= _references(a)
+        return sorted(names | {s.lower() for s in SORT_ATTRS})
+    if args.format:
+        names = set()
+        for _fmt, a in args.format:
+            names |= _references(a)
+        return sorted(names | {s.lower() for s in SORT_ATTRS})
+    if args.compact and not args.total:
+        return list(COMPACT_ATTRS)
+    view = VIEWS.get(ad_type)
+    if view is None:
+        return None
+    if args.total:
+        return list(view.total_attrs or view.attrs)
+    return [*view.attrs, *SORT_ATTRS, *view.total_attrs]
+
+
+def _split(text: str | None) -> list[str]:
+    return [a for a in re.split(r"[\s,]+", text or "") if a]
+
+
+def sort_ads(ads: list[ClassAd]) -> list[ClassAd]:
+    """Machine, then Name, numbers in them compared as numbers (condor_status's default order)."""
+    cache: dict[str, tuple[Any, ...]] = {}
+
+    def key(ad: ClassAd) -> tuple[Any, ...]:
+        machine = output.plain_value(ad, "Machine")
+        name = output.plain_value(ad, "Name")
+        m = machine if isinstance(machine, str) else ""
+        mk = cache.get(m)
+        if mk is None:
+            mk = cache[m] = output.natural_key(m)
+        return mk, output.natural_key(name if isinstance(name, str) else "")
+
+    return sorted(ads, key=key)
+
+
+def render(ads: list[ClassAd], args: argparse.Namespace, ad_type: str) -> str:
+    from htcd.cli.status_tables import VIEWS, compact
+
+    if args.long:
+        return output.long_form(ads, sort=True, attrs=_split(args.attributes) or None)
+    if args.json:
+        if args.attributes:
+            wanted = {a.lower() for a in _split(args.attributes)}
+            ads = [ClassAd.from_wire({k: v for k, v in ad.to_wire().items() if k.lower() in wanted})
+                   for ad in ads]
+        return output.json_form(ads) + "\n"
+    if args.af:
+        return output.autoformat(ads, args.af, args.af_options)
+    if args.format:
+        return output.formatted(ads, args.format)
+    if args.compact and not args.total:
+        return compact(ads)
+    if args.compact:
+        print("Warning: ignoring -compact option because -total option is also set", file=sys.stderr)
+    view = VIEWS.get(ad_type)
+    if view is None:
+        return output.long_form(ads, sort=True)
+    if args.total and view.totals is None:
+        return ""
+    return view.render(ads, only_totals=args.total)
+
+
+# ------------------------------------------------------------------------------- -direct
+
+def direct_query(cfg: Config, args: argparse.Namespace, ad_type: str, constraint: str | None) -> list[ClassAd]:
+    """``-direct NAME``: find the daemon's ad at the collector, ask the daemon for its own ads
+    (``DC_QUERY_SELF``, with ``statistics`` when -statistics is given) and keep those of the asked
+    type that satisfy the constraint.  The collector itself (``-collector``) is asked directly."""
+    from htcd.cli import common
+
+    target = DIRECT_TYPE.get(ad_type)
+    if target is None:  # the collector: the one the tools talk to
+        address, label = common.collector(cfg), "the collector"
+    else:
+        address, label = locate(cfg, target, args.direct)
+    request: dict[str, Any] = {}
+    if args.statistics:
+        request["statistics"] = args.statistics.strip()
+    try:
+        wires = common.call(address, "DC_QUERY_SELF", f"cannot query {label}", **request)
+    except UserError as exc:
+        if address.local_socket() is None:
+            raise UserError(f"{exc}\n{label} at {address} has no socket on this host: a daemon on another "
+                            "host can be asked directly only once network authentication exists "
+                            "(TCP connections are refused until then)") from None
+        raise
+    ads = [ClassAd.from_wire(w) for w in wires or []]
+    if ad_type != "Any":
+        typed = [ad for ad in ads if str(ad.get_value("MyType", "")).lower() == ad_type.lower()]
+        ads = typed if typed or ad_type == "Submitter" else ads
+    if constraint:
+        expr = parse_expr(constraint)
+        ads = [ad for ad in ads if is_true(expr.eval(ad))]
+    if args.limit:
+        ads = ads[:args.limit]
+    return ads
+
+
+def locate(cfg: Config, ad_type: str, name: str) -> tuple[Address, str]:
+    """(address, description) of the daemon named ``name``, from its ad at the collector (its
+    MyAddress; a daemon of this host has its Unix socket in it)."""
+    from htcd.cli import common
+    from htcd.wire.errors import WireError
+
+    daemon = DAEMON_NAMES.get(ad_type, ad_type.lower())
+    found = common.query_collector(cfg, ad_type, f"Name == {_quote(name)} || Machine == {_quote(name)}",
+                                   ["Name", "Machine", "MyAddress", "StartdIpAddr", "ScheddIpAddr"], 1)
+    if not found:
+        raise UserError(f"no {daemon} named {name!r} is known to the collector")
+    ad = found[0]
+    text = output.plain_value(ad, "MyAddress") or output.plain_value(ad, "StartdIpAddr") \
+        or output.plain_value(ad, "ScheddIpAddr")
+    if not isinstance(text, str):
+        raise UserError(f"the {daemon} {name!r} publishes no address (MyAddress) at the collector")
+    try:
+        address = Address.parse(text)
+    except WireError as exc:
+        raise UserError(f"the {daemon} {name!r} publishes a bad address: {exc}") from None
+    return address, f"the {daemon} {output.plain_value(ad, 'Name', name)}"
