@@ -23,7 +23,7 @@ pool: $(VENV)/.runtime
 
 ## stop: stop the personal pool started by `make pool`
 stop:
-	@if [ -x $(VENV)/bin/htcd ]; then env -u HTCD_CONFIG -u CONDOR_CONFIG $(VENV)/bin/htcd off || true; fi
+	@if [ -x $(VENV)/bin/htcd ]; then env -u HTCD_CONFIG -u CONDOR_CONFIG $(VENV)/bin/htcd off -master || true; fi
 
 ## test: the whole suite
 test: $(VENV)/.dev

@@ -32,6 +32,7 @@ _TABLE = [
     Command("INVALIDATE_AD", auth.DAEMON, ("COLLECTOR",), "Remove an ad at once (daemon shutdown)."),
     Command("QUERY_ADS", auth.READ, ("COLLECTOR",), "Ads of one type matching a constraint, projected."),
     Command("QUERY_PRIVATE_ADS", auth.NEGOTIATOR, ("COLLECTOR",), "Private slot ads (claim ids)."),
+    Command("UPDATE_SESSION", auth.DAEMON, ("COLLECTOR",), "Open a session for signed UDP updates (id, key, port)."),
     # negotiator
     Command("RESCHEDULE", auth.WRITE, ("NEGOTIATOR",), "Start a negotiation cycle soon."),
     # schedd
@@ -48,7 +49,7 @@ _TABLE = [
     Command("DEACTIVATE_CLAIM", auth.DAEMON, ("STARTD",), "Kill the job running on a claim."),
     Command("RELEASE_CLAIM", auth.DAEMON, ("STARTD",), "Give a claimed slot back."),
     # master
-    Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon and the master."),
+    Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon but the master (htcd off)."),
     Command("DAEMONS_ON", auth.ADMINISTRATOR, ("MASTER",), "Start the daemons of DAEMON_LIST that are off."),
     Command("DAEMON_ON", auth.ADMINISTRATOR, ("MASTER",), "Start one daemon of DAEMON_LIST (on -daemon X)."),
     Command("DAEMON_OFF", auth.ADMINISTRATOR, ("MASTER",), "Stop one daemon and keep it off (off -daemon X)."),

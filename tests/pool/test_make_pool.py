@@ -36,6 +36,6 @@ def test_pool_script_runs_a_demo_job_twice(pool_dir: Path) -> None:
                              capture_output=True, text=True, check=True)
         assert "<embedded default>" in cfg.stdout
     finally:
-        off = subprocess.run([sys.executable, "-m", "htcd", "off"], env=env, capture_output=True, text=True)
+        off = subprocess.run([sys.executable, "-m", "htcd", "off", "-master"], env=env, capture_output=True, text=True)
         if off.returncode == 0:
             wait_for(lambda: not (state / "log" / ".master_address").exists(), 60, "the master to exit")
