@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
@@ -22,6 +23,8 @@ from .expr import (
 )
 from .ops import to_bool3
 from .values import ERROR, UNDEFINED, is_true, unparse_value
+
+_PLAIN_REAL = re.compile(r"-?[0-9]+\.[0-9]+")
 
 
 class _Entry:
@@ -140,6 +143,24 @@ class ClassAd(MutableMapping[str, Expr]):
         if e.text is None:
             e.text = str(e.expr)
         return e.text
+
+    def plain_value(self, name: str, default: Any = None) -> Any:
+        """An attribute's value, read straight from its wire text when that is a plain string or
+        number (most of what tools print; nothing is parsed or left cached), else evaluated;
+        ``default`` when absent, undefined or an error."""
+        try:
+            text = self.expr_text(name)
+        except KeyError:
+            return default
+        n = len(text)
+        if n >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text and text.count('"') == 2:
+            return text[1:-1]
+        if n < 19 and text.isascii() and text.isdigit() and (n == 1 or text[0] != "0"):
+            return int(text)
+        if n < 19 and "." in text and _PLAIN_REAL.fullmatch(text):
+            return float(text)
+        v = self.eval(name)
+        return default if v is UNDEFINED or v is ERROR else v
 
     def eval(self, name: str, target: ClassAd | None = None) -> object:
         """Evaluate attribute ``name`` with this ad as MY; UNDEFINED if absent."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from htcd.classad import ERROR, UNDEFINED, ClassAd, parse_expr, unparse
+from htcd.classad import ClassAd, parse_expr, unparse
 from htcd.classad.expr import AttrRef
 
 
@@ -58,25 +58,9 @@ def literal_text(text: str) -> str | None:
     return None
 
 
-_REAL = re.compile(r"-?[0-9]+\.[0-9]+")
-
-
 def plain_value(ad: ClassAd, name: str, default: Any = None) -> Any:
-    """An attribute's value, read straight from its wire text when that is a plain string or integer
-    (most of what tools print), else evaluated; ``default`` when undefined or an error."""
-    try:
-        text = ad.expr_text(name)
-    except KeyError:
-        return default
-    n = len(text)
-    if n >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text and text.count('"') == 2:
-        return text[1:-1]
-    if n < 19 and text.isascii() and text.isdigit() and (n == 1 or text[0] != "0"):
-        return int(text)
-    if n < 19 and "." in text and _REAL.fullmatch(text):
-        return float(text)
-    v = ad.eval(name)
-    return default if v is UNDEFINED or v is ERROR else v
+    """An attribute's value without parsing plain texts (see ``ClassAd.plain_value``)."""
+    return ad.plain_value(name, default)
 
 
 def _show(v: object) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from htcd.classad import ERROR, UNDEFINED, ClassAd
+from htcd.classad import ClassAd
 from htcd.errors import UserError
 
 if TYPE_CHECKING:
@@ -331,25 +331,10 @@ async def render_ads(collector: Collector, query: dict[str, list[str]]) -> str:
 
 # ------------------------------------------------------------------------------- /metrics
 
-_REAL = re.compile(r"-?[0-9]+\.[0-9]+")
-
-
 def _value(ad: ClassAd, name: str) -> Any:
-    """An attribute's value; plain strings and numbers are read from the wire text without
-    parsing it (cheaper, and nothing parsed is left cached on the collector's ads)."""
-    try:
-        text = ad.expr_text(name)
-    except KeyError:
-        return None
-    n = len(text)
-    if n >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text and text.count('"') == 2:
-        return text[1:-1]
-    if n < 19 and text.isascii() and text.isdigit() and (n == 1 or text[0] != "0"):
-        return int(text)
-    if n < 19 and "." in text and _REAL.fullmatch(text):
-        return float(text)
-    v = ad.eval(name)
-    return None if v is UNDEFINED or v is ERROR else v
+    """An attribute's value; plain strings and numbers come from the wire text unparsed (nothing
+    parsed is left cached on the collector's ads)."""
+    return ad.plain_value(name)
 
 
 def _number(ad: ClassAd, name: str) -> float | None:
