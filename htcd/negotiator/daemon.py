@@ -27,6 +27,8 @@ class Negotiator(Daemon):
         self.last_cycle_duration = 0.0
         self.cycles = 0
         self.matches_total = 0
+        self.last_cycle: dict[str, int] = {}
+        self._rejections = 0
 
     def default_name(self) -> str:
         return self.config.get("NEGOTIATOR_NAME") or self.hostname
@@ -75,13 +77,26 @@ class Negotiator(Daemon):
         self.log.info("  Getting startd private ads ...")
         self.log.info("Got ads: %d submitters, %d unclaimed slots", len(submitters), len(slots.slots))
         made = 0
+        self._rejections = 0
+        candidates = len(slots.slots)
         for sub in sorted(submitters, key=lambda a: str(a.get_value("Name", ""))):
             if all(s.taken for s in slots.slots):
                 break
             made += await self._negotiate_with(sub, slots)
         self.cycles += 1
         self.matches_total += made
-        self.last_cycle_duration = time.time() - self.last_cycle_start
+        end = time.time()
+        self.last_cycle_duration = end - self.last_cycle_start
+        # HTCondor's per-cycle figures (the ...0 attributes of the Negotiator ad: the latest cycle)
+        self.last_cycle = {
+            "LastNegotiationCycleEnd0": int(end),
+            "LastNegotiationCycleMatches0": made,
+            "LastNegotiationCycleRejections0": self._rejections,
+            "LastNegotiationCycleCandidateSlots0": candidates,
+            "LastNegotiationCycleActiveSubmitterCount0": len(submitters),
+            "LastNegotiationCycleNumSchedulers0": len({str(a.get_value("ScheddIpAddr", "")) for a in submitters}),
+            "LastNegotiationCycleNumIdleJobs0": sum(int(a.get_value("IdleJobs", 0) or 0) for a in submitters),
+        }
         self.log.info("---------- Finished Negotiation Cycle ----------")
         return made
 
@@ -112,6 +127,7 @@ class Negotiator(Daemon):
                 for _ in range(int(req.get("count") or 1)):  # one request stands for an autocluster
                     slot = pool.best_for(job)
                     if slot is None:
+                        self._rejections += 1  # HTCondor counts a request it could not match
                         break
                     slot_name = slot.ad.get_value("Name")
                     matches.append({"id": req["id"], "autocluster": req.get("autocluster"),
@@ -130,6 +146,8 @@ class Negotiator(Daemon):
         ad = self.base_ad("Negotiator")
         ad["LastNegotiationCycleTime0"] = int(self.last_cycle_start)
         ad["LastNegotiationCycleDuration0"] = round(self.last_cycle_duration, 3)
+        for k, v in self.last_cycle.items():
+            ad[k] = v
         ad["NegotiationCycles"] = self.cycles
         ad["MatchesTotal"] = self.matches_total
         return ad

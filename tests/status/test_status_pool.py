@@ -244,3 +244,23 @@ def test_ping_as_another_user_is_refused_the_daemon_levels(pool: Pool, monkeypat
     assert code == 1 and out == err == ""
     code, out, err = run_as(NOBODY, ["ping", "-table", "DAEMON"], env)
     assert code == 1 and "     DENY nobody@" in out
+
+
+def test_negotiator_publishes_its_last_cycle(pool: Pool) -> None:
+    """The Negotiator ad carries HTCondor's figures of the latest cycle, so -negotiator has no blanks."""
+    from pooltools import wait_for
+
+    pool.submit("executable = /bin/true\nqueue\n", name="negotiator-figures.sub")
+    wait_for(lambda: not pool.job_ids(), 60, "the job to run and leave the queue")
+    wait_for(lambda: int(pool.htcd("status", "-negotiator", "-af", "MatchesTotal").stdout.split()[0] or 0) >= 1,
+             60, "the negotiator to count its match")
+    attrs = ["LastNegotiationCycleTime0", "LastNegotiationCycleEnd0", "LastNegotiationCycleCandidateSlots0",
+             "LastNegotiationCycleActiveSubmitterCount0", "LastNegotiationCycleNumSchedulers0",
+             "LastNegotiationCycleNumIdleJobs0", "LastNegotiationCycleMatches0", "LastNegotiationCycleRejections0"]
+    values = [int(v) for v in pool.htcd("status", "-negotiator", "-af", *attrs).stdout.split()]
+    start, end, slots, submitters, schedds, idle, matches, rejections = values
+    assert end >= start > 0
+    assert 0 <= slots <= 2 and 0 <= matches <= slots
+    assert schedds <= submitters <= 1 and idle >= 0 and rejections >= 0
+    row = lines(pool.htcd("status", "-negotiator").stdout)[2].split()
+    assert len(row) == 10, row  # every column filled (LastCycleEnd is a date and a time)
