@@ -7,47 +7,17 @@ then reuses the claim for the owner's next idle job that fits the slot before re
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd, symmetric_match
 from htcd.schedd.jobs import HELD, Job
+from htcd.transfer import TransferError
+from htcd.transfer.shadow_side import gather_input, output_targets
 from htcd.wire.client import AsyncConnection
 from htcd.wire.errors import RemoteError, WireError
 
 if TYPE_CHECKING:
     from htcd.schedd.daemon import Schedd
-
-
-class InputError(Exception):
-    """An input file could not be read: the job is held with this reason."""
-
-
-def _in_iwd(iwd: str, name: str) -> str:
-    return name if os.path.isabs(name) else os.path.join(iwd, name)
-
-
-def gather_input(job: Job) -> dict[str, bytes]:
-    """The files sent to the sandbox: executable, stdin, transfer_input_files (by basename)."""
-    iwd = str(job.get("Iwd", "") or "")
-    names: list[str] = []
-    if job.get("TransferExecutable", True) is not False:
-        names.append(str(job.get("Cmd", "")))
-    stdin = str(job.get("In", "/dev/null") or "/dev/null")
-    if stdin != "/dev/null":
-        names.append(stdin)
-    extra = job.get("TransferInput")
-    if isinstance(extra, str):
-        names += [n.strip() for n in extra.split(",") if n.strip()]
-    files: dict[str, bytes] = {}
-    for name in names:
-        path = _in_iwd(iwd, name)
-        try:
-            with open(path, "rb") as f:
-                files[os.path.basename(name.rstrip("/"))] = f.read()
-        except OSError as exc:
-            raise InputError(f"Transfer input files failure: cannot read {path}: {exc.strerror}") from None
-    return files
 
 
 class Shadow:
@@ -107,8 +77,8 @@ class Shadow:
         """Run one job on the claim; False when the claim cannot be used again."""
         schedd = self.schedd
         try:
-            files = gather_input(job)
-        except InputError as exc:
+            files = gather_input(job.get)
+        except TransferError as exc:
             schedd.hold(job, str(exc), code=13)
             return True
         schedd.job_started(job, self.slot_ad, self)
@@ -147,18 +117,8 @@ class Shadow:
         return not closing and not evicted
 
     def _write_output(self, job: Job, result: dict[str, Any]) -> int:
-        iwd = str(job.get("Iwd", "") or "")
         written = 0
-        outputs: list[tuple[str, bytes]] = []
-        for attr, key in (("Out", "stdout"), ("Err", "stderr")):
-            dest = str(job.get(attr, "/dev/null") or "/dev/null")
-            if dest != "/dev/null":
-                outputs.append((_in_iwd(iwd, dest), result.get(key) or b""))
-        for name, data in (result.get("files") or {}).items():
-            base = os.path.basename(name)
-            if base and base not in (".", ".."):
-                outputs.append((os.path.join(iwd, base), data))
-        for path, data in outputs:
+        for path, data in output_targets(job.get, result):
             try:
                 self.schedd.write_as_owner(job, path, data)
                 written += len(data)

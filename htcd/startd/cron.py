@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from htcd.classad import parse_expr
 from htcd.config import Config
 from htcd.errors import UserError
-from htcd.startd import jobenv
+from htcd.starter import jobenv
 
 MODES = {"periodic": "Periodic", "waitforexit": "WaitForExit", "oneshot": "OneShot"}
 _ATTR = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*(.*?)\s*$")

@@ -45,8 +45,8 @@ from htcd.startd.slot import (
     Slot,
     new_claim_id,
 )
-from htcd.startd.starter import Starter, clean_orphans
 from htcd.startd.states import Drain, Machine, Policy, Transition, decide
+from htcd.starter.starter import Starter, clean_orphans
 from htcd.universe import Universe
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from htcd.classad import ClassAd
 
 if TYPE_CHECKING:
-    from htcd.startd.starter import Starter
+    from htcd.starter.starter import Starter
 
 # States and activities, as HTCondor spells them.
 OWNER, UNCLAIMED, MATCHED, CLAIMED, PREEMPTING, DRAINED, DELETE = (

@@ -23,7 +23,9 @@ from typing import Any
 import psutil
 
 from htcd.classad import ClassAd
-from htcd.startd import jobenv
+from htcd.starter import jobenv
+from htcd.transfer import TransferError, safe_name
+from htcd.transfer.starter_side import collect_output, write_input
 from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError
 
 STDOUT = "_condor_stdout"
@@ -32,14 +34,6 @@ STDERR = "_condor_stderr"
 
 class StarterError(Exception):
     """The job could not run; the message becomes its hold reason."""
-
-
-def safe_name(name: str) -> str:
-    """A transferred file's name: one path component, no escape from the sandbox."""
-    base = os.path.basename(name.rstrip("/"))
-    if base in ("", ".", "..") or "/" in base or "\0" in base:
-        raise StarterError(f"unsafe file name {name!r} in the transfer list")
-    return base
 
 
 @dataclass
@@ -73,10 +67,7 @@ class Starter:
         self.sandbox = os.path.join(self.execute_dir, f"dir_{os.getpid()}_{self.slot_id}_{time.monotonic_ns()}")
         os.makedirs(self.sandbox, mode=0o700)
         uid, gid, user = self._user()
-        for name, data in self.files.items():
-            path = os.path.join(self.sandbox, safe_name(name))
-            with open(path, "wb") as f:
-                f.write(data)
+        write_input(self.sandbox, self.files)
         cmd = str(ad.get_value("Cmd", "") or "")
         if not cmd:
             raise StarterError("the job has no Cmd")
@@ -136,7 +127,7 @@ class Starter:
                 self.running.signal(signal.SIGSTOP)
             self.log.info("started %s (pgid %s)", ctx.executable, self.running.pgid)
             status = await self.running.wait()
-        except (StarterError, UniverseError, OSError) as exc:
+        except (StarterError, TransferError, UniverseError, OSError) as exc:
             self.log.error("job could not run: %s", exc)
             self.cleanup()
             return {"error": str(exc), "start_time": start, "end_time": time.time()}
@@ -151,21 +142,7 @@ class Starter:
         return reply
 
     def _result(self, status: ExitStatus, before: set[str], start: float) -> dict[str, Any]:
-        out_names = self.job_ad.get_value("TransferOutput")
-        files: dict[str, bytes] = {}
-        if isinstance(out_names, str) and out_names.strip():
-            wanted = [n.strip() for n in out_names.replace(",", " ").split()]
-        else:
-            wanted = [n for n in os.listdir(self.sandbox)
-                      if n not in before or n in self.files and self._modified(n)]
-        missing = []
-        for name in wanted:
-            path = os.path.join(self.sandbox, safe_name(name))
-            if os.path.isfile(path) and not os.path.islink(path):
-                with open(path, "rb") as f:
-                    files[os.path.basename(path)] = f.read()
-            elif isinstance(out_names, str):
-                missing.append(name)
+        files, missing = collect_output(self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"})
 
         def read(name: str) -> bytes:
             with open(os.path.join(self.sandbox, name), "rb") as f:
@@ -178,14 +155,6 @@ class Starter:
             "hold_reason": status.hold_reason, "stdout": read(STDOUT), "stderr": read(STDERR),
             "files": files, "missing": missing, "start_time": start, "end_time": time.time(),
         }
-
-    def _modified(self, name: str) -> bool:
-        path = os.path.join(self.sandbox, name)
-        try:
-            with open(path, "rb") as f:
-                return f.read() != self.files.get(name)
-        except OSError:
-            return False
 
     def kill(self) -> None:
         self.killed = True
@@ -213,6 +182,30 @@ class Starter:
             return
         self.resume()
         self.signal(kill_signal(self.job_ad.get_value("KillSig")))
+
+    def usage(self) -> dict[str, Any]:
+        """The job's usage so far, as the job ad spells it (sizes in KiB, CPU in seconds): what
+        the shadow puts into the job ad with each periodic update."""
+        procs: list[psutil.Process] = []
+        pid = self.pid
+        if pid:
+            with contextlib.suppress(psutil.Error):
+                root = psutil.Process(pid)
+                procs = [root, *root.children(recursive=True)]
+        rss = vms = 0
+        user = sys_ = 0.0
+        for proc in procs:
+            with contextlib.suppress(psutil.Error):
+                mem, cpu = proc.memory_info(), proc.cpu_times()
+                rss, vms = rss + mem.rss, vms + mem.vms
+                user, sys_ = user + cpu.user + cpu.children_user, sys_ + cpu.system + cpu.children_system
+        disk = 0
+        for root_dir, _dirs, names in os.walk(self.sandbox) if self.sandbox else ():
+            for n in names:
+                with contextlib.suppress(OSError):
+                    disk += os.lstat(os.path.join(root_dir, n)).st_blocks * 512
+        return {"ImageSize": vms // 1024, "ResidentSetSize": rss // 1024, "RemoteUserCpu": round(user, 2),
+                "RemoteSysCpu": round(sys_, 2), "DiskUsage": (disk + 1023) // 1024}
 
     @property
     def pid(self) -> int | None:
