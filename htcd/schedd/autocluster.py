@@ -16,9 +16,40 @@ from typing import Any
 from htcd.classad import ClassAd, ClassAdSyntaxError, Expr, is_true, parse_expr
 from htcd.classad.expr import AttrRef, Select
 from htcd.config import Config
-from htcd.schedd.jobs import IDLE, Job
+from htcd.schedd.jobs import IDLE, RUNNING, Cluster, Job
 
 MATCH_EXPRS = ("requirements", "rank")
+# Always significant: the negotiator reads them from the request (limits, accounting, nice_user).
+NEGOTIATION_ATTRS = ("concurrencylimits", "acctgroup", "acctgroupuser", "accountinggroup", "nice_user",
+                     "niceuser")
+
+
+def _unquote(text: str | None) -> str | None:
+    if text is None:
+        return None
+    text = text.strip()
+    return text[1:-1] if len(text) >= 2 and text[0] == '"' and text[-1] == '"' else text
+
+
+def submitter_name(job: Job, uid_domain: str) -> str:
+    """The name the job negotiates and is accounted under, as HTCondor's schedd names submitters:
+    ``group.user@domain`` for a job with an accounting group (AccountingGroup, or AcctGroup and
+    AcctGroupUser), else ``owner@domain``."""
+    group = _unquote(job.text("AccountingGroup"))
+    if not group:
+        acct = _unquote(job.text("AcctGroup"))
+        if acct:
+            group = f"{acct}.{_unquote(job.text('AcctGroupUser')) or job.owner}"
+    if group:
+        return group if "@" in group else f"{group}@{uid_domain}"
+    return f"{job.owner}@{uid_domain}"
+
+
+def cluster_submitter(cluster: Cluster, uid_domain: str) -> str | None:
+    """The accounting-group submitter name of a cluster's jobs, or None (not in a group)."""
+    if cluster.text("AccountingGroup") is None and cluster.text("AcctGroup") is None:
+        return None
+    return submitter_name(Job(cluster, 0, {}), uid_domain)
 
 
 def _children(e: Any) -> Iterator[Any]:
@@ -112,6 +143,7 @@ class AutoClusters:
         self.slot_refs: set[str] = set()
         self.ids: dict[tuple[tuple[str, ...], tuple[str | None, ...]], int] = {}
         self._per_cluster: dict[int, tuple[frozenset[str], tuple[str, ...], tuple[str | None, ...]]] = {}
+        self._members: dict[int, list[Job]] = {}  # per autocluster: its idle jobs at the last request list
 
     def learn_slots(self, slots: Iterable[ClassAd]) -> None:
         refs: set[str] = set()
@@ -131,6 +163,7 @@ class AutoClusters:
             if e is not None:
                 names |= references(e)[0]
         names |= {k.lower() for k in (*job.cluster.wire, *job.proc) if k.lower().startswith("request")}
+        names |= set(NEGOTIATION_ATTRS)
         return tuple(sorted(n for n in names if job.text(n) is not None))
 
     def _values(self, job: Job, attrs: tuple[str, ...]) -> tuple[str | None, ...]:
@@ -171,18 +204,24 @@ class AutoClusters:
         names = [job.cluster.lower.get(a) or next((k for k in job.proc if k.lower() == a), a) for a in attrs]
         return {"AutoClusterId": str(acid), "AutoClusterAttrs": '"' + ",".join(names) + '"'}
 
-    def requests(self, idle: list[Job], limit: int) -> list[dict[str, Any]]:
-        """One resource request per autocluster: a representative ad and how many jobs it stands for."""
+    def requests(self, idle: list[Job], limit: int, skip: Iterable[int] = ()) -> list[dict[str, Any]]:
+        """One resource request per autocluster (at most ``limit``, none of ``skip``): a
+        representative ad and how many jobs it stands for."""
         groups: dict[int, list[Any]] = {}
+        skipped = set(skip)
+        members: dict[int, list[Job]] = {}
         for job in idle:
             acid = self.id_of(job)[0]
             g = groups.get(acid)
             if g is None:
-                if len(groups) >= limit:
+                if len(groups) >= limit or acid in skipped:
                     continue
                 groups[acid] = [job, 1]
+                members[acid] = [job]
             else:
                 g[1] += 1
+                members[acid].append(job)
+        self._members.update(members)  # the matches for these requests take their jobs from here
         out = []
         for acid, (rep, count) in groups.items():
             wire = rep.wire()
@@ -191,7 +230,15 @@ class AutoClusters:
         return out
 
     def idle_members(self, jobs: list[Job], owner: str, acid: int) -> Iterator[Job]:
-        """The owner's idle, unmatched jobs of one autocluster, found as they are asked for."""
+        """The owner's idle, unmatched jobs of one autocluster, found as they are asked for: from
+        the last request list's members of it (no scan of the queue), else by a scan."""
+        found = False
+        for job in self._members.get(acid, ()):
+            if job.status == IDLE and not job.matched and job.owner == owner and self.id_of(job)[0] == acid:
+                found = True
+                yield job
+        if found:
+            return
         for job in jobs:
             if job.status == IDLE and not job.matched and job.owner == owner and self.id_of(job)[0] == acid:
                 yield job
@@ -211,3 +258,18 @@ class AutoClusters:
                                    "values": ["undefined" if v is None else v for v in values]}
             row["count"] += 1
         return sorted(out.values(), key=lambda r: r["id"])
+
+
+def group_submitters(clusters: Iterable[Cluster], jobs: Iterable[Job], uid_domain: str) -> dict[str, list[Any]]:
+    """Accounting-group submitters: name -> [owner, idle, running].  Only clusters with an
+    accounting group at cluster level are looked at (their procs may differ in the group user),
+    and the queue is scanned only when there is one."""
+    grouped = {c.id for c in clusters if c.text("AccountingGroup") is not None or c.text("AcctGroup") is not None}
+    out: dict[str, list[Any]] = {}
+    if not grouped:
+        return out
+    for job in jobs:
+        if job.cluster_id in grouped and job.status in (IDLE, RUNNING):
+            row = out.setdefault(submitter_name(job, uid_domain), [job.owner, 0, 0])
+            row[1 if job.status == IDLE else 2] += 1
+    return out
