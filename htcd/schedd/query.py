@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from htcd.classad import ClassAdSyntaxError, Expr, is_true, parse_expr
+from htcd.classad import ClassAd, ClassAdSyntaxError, Expr, is_true, parse_expr
 from htcd.daemon.stats import Pacer
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Request
@@ -19,6 +19,32 @@ if TYPE_CHECKING:
     from htcd.schedd.jobs import Job
 
 CHUNK = 2000  # job ads per streamed part
+# Private attributes (HTCondor's): a running job's claim secret is never in an answer, and a
+# constraint cannot look at it.
+PRIVATE = ("ClaimId",)
+
+
+def has_private(job: Job) -> bool:
+    return any(k in job.proc for k in PRIVATE)
+
+
+def public_ad(job: Job) -> ClassAd:
+    """The job's ad as queries see it: without its private attributes."""
+    ad = job.ad
+    if has_private(job):
+        for k in PRIVATE:
+            if k in ad:
+                del ad[k]
+    return ad
+
+
+def strip_private(wire: dict[str, str]) -> dict[str, str]:
+    for k in [k for k in wire if k.lower() in _PRIVATE_LOWER]:
+        del wire[k]
+    return wire
+
+
+_PRIVATE_LOWER = {k.lower() for k in PRIVATE}
 
 
 def parse_constraint(text: Any) -> Expr | None:
@@ -34,7 +60,7 @@ def selected(jobs: list[Job], constraint: Expr | None) -> Any:
         yield from jobs
         return
     for job in jobs:
-        if is_true(constraint.eval(job.ad)):
+        if is_true(constraint.eval(public_ad(job))):
             yield job
 
 
@@ -52,7 +78,7 @@ async def select(jobs: list[Job], constraint: Expr | None, pacer: Pacer | None =
     for i, job in enumerate(jobs):
         if i & 63 == 0 and pacer.due():
             await pacer.pause()
-        if is_true(constraint.eval(job.ad)):
+        if is_true(constraint.eval(public_ad(job))):
             out.append(job)
     return out
 
@@ -75,7 +101,7 @@ async def stream_jobs(req: Request, jobs: list[Job], constraint: Expr | None,
     for i, job in enumerate(jobs):
         if i & 63 == 0 and pacer.due():
             await pacer.pause()
-        if test is not None and not is_true(test.eval(job.ad)):
+        if test is not None and not is_true(test.eval(public_ad(job))):
             continue
         if projection:
             names = wanted.get(job.cluster_id)
@@ -86,6 +112,8 @@ async def stream_jobs(req: Request, jobs: list[Job], constraint: Expr | None,
             wire = job.wire()
         if add:
             wire.update(computed(job))
+        if has_private(job):
+            strip_private(wire)
         chunk.append(wire)
         n += 1
         if limit and n >= limit:

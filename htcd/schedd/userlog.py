@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 SUBMIT, EXECUTE, EVICTED, TERMINATED, IMAGE_SIZE, ABORTED, HELD, RELEASED, JOB_AD_INFORMATION = (
     0, 1, 4, 5, 6, 9, 12, 13, 28)
+DISCONNECTED, RECONNECTED, RECONNECT_FAILED = 22, 23, 24
 
 # Partitionable Resources table rows: (resource, label); HTCondor prints these three.
 _RESOURCES = (("Cpus", "Cpus"), ("Disk", "Disk (KB)"), ("Memory", "Memory (MB)"))
@@ -127,6 +128,26 @@ def evicted(cluster: int, proc: int, reason: str = "", *, user_cpu: float = 0.0,
             + _usage_line(user_cpu, sys_cpu, "Run Remote Usage") + _usage_line(0, 0, "Run Local Usage")
             + f"\t{sent}  -  Run Bytes Sent By Job\n\t{received}  -  Run Bytes Received By Job\n"
             + why + "...\n")
+
+
+def disconnected(cluster: int, proc: int, reason: str, startd_name: str, startd_addr: str,
+                 when: float | None = None) -> str:
+    """Event 22: the shadow lost the job's starter and tries to reconnect within the job lease."""
+    return (_header(DISCONNECTED, cluster, proc, when) + "Job disconnected, attempting to reconnect\n"
+            + f"    {_one_line(reason)}\n    Trying to reconnect to {startd_name} {startd_addr}\n...\n")
+
+
+def reconnected(cluster: int, proc: int, startd_name: str, startd_addr: str, starter_addr: str,
+                when: float | None = None) -> str:
+    """Event 23: the shadow found the running job again."""
+    return (_header(RECONNECTED, cluster, proc, when) + f"Job reconnected to {startd_name}\n"
+            + f"    startd address: {startd_addr}\n    starter address: {starter_addr}\n...\n")
+
+
+def reconnect_failed(cluster: int, proc: int, reason: str, startd_name: str, when: float | None = None) -> str:
+    """Event 24: the job could not be found again (its lease ran out); it is rescheduled."""
+    return (_header(RECONNECT_FAILED, cluster, proc, when) + "Job reconnection failed\n"
+            + f"    {_one_line(reason)}\n    Can not reconnect to {startd_name}, rescheduling job\n...\n")
 
 
 def job_ad_information(cluster: int, proc: int, attrs: Mapping[str, str], when: float | None = None) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from htcd.classad import ClassAd
 
 if TYPE_CHECKING:
+    from htcd.startd.claims import JobRun
     from htcd.starter.starter import Starter
 
 # States and activities, as HTCondor spells them.
@@ -43,6 +44,16 @@ class Claim:
     start: float = field(default_factory=time.time)
     accepted_while_draining: bool = False
     closed: str = ""  # why the claim ended ("" while it lasts)
+    # The claim lease: the schedd renews it (ALIVE, or any command on the claim) at least every
+    # ``lease`` seconds (its ALIVE_INTERVAL * MAX_CLAIM_ALIVES_MISSED), else an idle claim ends.
+    lease: float = 0.0  # 0: no lease (the claim lasts while its connection does)
+    renewed: float = field(default_factory=time.monotonic)
+    run: JobRun | None = None  # the job running (or its kept result) on this claim
+    connected: bool = True  # the schedd's claim connection is open
+    conn: Any = None  # that connection (htcd.wire.server.Connection)
+
+    def renew(self) -> None:
+        self.renewed = time.monotonic()
 
     @property
     def public_id(self) -> str:
