@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,6 +33,23 @@ class JobContext:
     request_memory_mb: int = 0
     slot_name: str = ""
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("htcd.starter"))
+    # Open ``cgroup.procs`` files of the job's cgroup: a universe that starts the job as a local
+    # process has that process write ``0`` to each before it executes the job (see
+    # :func:`join_cgroup`), so that all it spawns is in the group.  Empty: no cgroup.
+    join_fds: tuple[int, ...] = ()
+
+
+def join_cgroup(fds: tuple[int, ...]) -> Callable[[], None] | None:
+    """A ``preexec_fn`` for :class:`subprocess.Popen` that moves the new process into the job's
+    cgroup (the files were opened by the starter, whose rights the kernel checks), or None."""
+    if not fds:
+        return None
+
+    def join() -> None:
+        for fd in fds:
+            os.write(fd, b"0")
+
+    return join
 
 
 @dataclass

@@ -18,7 +18,9 @@ whole startd is doing in; a ``Transition`` (or None) out.  The startd carries a 
 - Claimed/Suspended -> Claimed/Retiring on ``PREEMPT`` (the job is resumed to finish).
 - Retirement over -> Preempting/Vacating (the job's KillSig, SIGTERM by default) or, when
   ``WANT_VACATE`` is False, Preempting/Killing (SIGKILL); Vacating -> Killing on ``KILL`` or after
-  ``MachineMaxVacateTime`` (or the job's smaller JobMaxVacateTime).
+  ``MachineMaxVacateTime`` (or the job's smaller JobMaxVacateTime).  A job evicted by ``PREEMPT``
+  while ``WANT_HOLD`` is true is put on hold (HoldReasonCode 21, ``WANT_HOLD_REASON``,
+  ``WANT_HOLD_SUBCODE``) instead of going back to idle.
 - Preempting with no job left -> Claimed/Idle for a waiting higher-ranked claim, Drained when
   draining, else Owner (and from there Unclaimed); a dynamic slot is deleted.
 - Drained/Retiring -> Drained/Idle once every slot is drained; back to Owner when the drain ends.
@@ -70,7 +72,13 @@ POLICY_KNOBS: dict[str, tuple[str, str]] = {
     "MachineMaxVacateTime": ("MachineMaxVacateTime", "10 * 60"),
     "CLAIM_WORKLIFE": ("CLAIM_WORKLIFE", "1200"),
     "RANK": ("RANK", "0"),
+    "WANT_HOLD": ("WANT_HOLD", "FALSE"),
+    "WANT_HOLD_REASON": ("WANT_HOLD_REASON", "UNDEFINED"),
+    "WANT_HOLD_SUBCODE": ("WANT_HOLD_SUBCODE", "UNDEFINED"),
+    "PERIODIC_CHECKPOINT": ("PERIODIC_CHECKPOINT", "FALSE"),
 }
+HOLD_CODE_STARTD = 21  # HoldReasonCode StartdHeldJob
+DEFAULT_HOLD_REASON = "The startd put the job on hold"
 # Knobs with a ``<KNOB>_VANILLA`` variant used for vanilla universe jobs, as in HTCondor.
 _VANILLA = ("SUSPEND", "CONTINUE", "PREEMPT", "KILL", "WANT_SUSPEND", "WANT_VACATE")
 
@@ -82,6 +90,7 @@ class Transition:
     reason: str
     end_claim: bool = False  # the claim is over: the slot goes on to its next holder or state
     retire_why: str | None = None  # set when entering Retiring
+    hold: tuple[str, int, int] | None = None  # WANT_HOLD: (reason, code, subcode) the job is held with
 
 
 @dataclass
@@ -129,6 +138,9 @@ class Policy:
             "MAXJOBRETIREMENTTIME": config.get("MAXJOBRETIREMENTTIME"),
             "MachineMaxVacateTime": config.get("MachineMaxVacateTime"),
             "CLAIM_WORKLIFE": config.get("CLAIM_WORKLIFE"), "RANK": config.get("RANK"),
+            "WANT_HOLD": config.get("WANT_HOLD"), "WANT_HOLD_REASON": config.get("WANT_HOLD_REASON"),
+            "WANT_HOLD_SUBCODE": config.get("WANT_HOLD_SUBCODE"),
+            "PERIODIC_CHECKPOINT": config.get("PERIODIC_CHECKPOINT"),
         }
         for knob, (attr, default) in POLICY_KNOBS.items():
             policy.texts[attr] = policy._checked(config, knob, values[knob], default, log)
@@ -212,15 +224,29 @@ def vacate_time(ad: ClassAd, policy: Policy, job: ClassAd | None) -> tuple[float
     return t, why
 
 
+def want_hold(ad: ClassAd, policy: Policy, job: ClassAd | None) -> tuple[str, int, int] | None:
+    """WANT_HOLD for a job PREEMPT evicts: (WANT_HOLD_REASON, 21, WANT_HOLD_SUBCODE) or None."""
+    if job is None or not policy.truth(ad, "WANT_HOLD", job)[0]:
+        return None
+    reason = policy.value(ad, "WANT_HOLD_REASON", job)
+    sub = policy.value(ad, "WANT_HOLD_SUBCODE", job)
+    subcode = int(sub) if isinstance(sub, (int, float)) and not isinstance(sub, bool) else 0
+    return (reason if isinstance(reason, str) and reason else DEFAULT_HOLD_REASON), HOLD_CODE_STARTD, subcode
+
+
 def _evict(slot: Slot, ad: ClassAd, policy: Policy, reason: str) -> Transition:
-    """Into Preempting: Vacating (soft kill) unless WANT_VACATE says kill at once."""
+    """Into Preempting: Vacating (soft kill) unless WANT_VACATE says kill at once.  A job that
+    PREEMPT evicts is held instead of requeued when WANT_HOLD says so."""
     if slot.starter is None:
         return Transition(PREEMPTING, VACATING, reason)
     job = slot.claim.job_ad if slot.claim else None
+    hold = want_hold(ad, policy, job) if slot.retire_why == "preempt" else None
+    if hold is not None:
+        reason = f"{reason}; WANT_HOLD = {ad.expr_text('WANT_HOLD')} was True"
     want, why = policy.truth(ad, "WANT_VACATE", job)
     if not want:
-        return Transition(PREEMPTING, KILLING, f"{reason}; {why}")
-    return Transition(PREEMPTING, VACATING, reason)
+        return Transition(PREEMPTING, KILLING, f"{reason}; {why}", hold=hold)
+    return Transition(PREEMPTING, VACATING, reason, hold=hold)
 
 
 def after_claim(slot: Slot, m: Machine) -> Transition:

@@ -1,42 +1,55 @@
 """The starter: runs one job on a claimed slot, inside the startd's event loop.
 
 A starter is a task, not a process: a Python process per job would cap an execute point near
-30 job starts per second.  It makes the sandbox, hands the job to its universe plugin, waits,
-collects the output, and then removes every process and file the job made ("renters clean
-up").  A state file beside each sandbox lets a restarted startd find and clean up after a
-crash.
+30 job starts per second.  It makes the sandbox (0700, owned by the job's user, see users.py),
+puts the job into its own cgroup when the machine allows (cgroup.py), hands the job to its
+universe plugin, samples its whole process tree every STARTER_UPDATE_INTERVAL (monitor.py:
+the job ad's usage attributes, ``on_update`` for the shadow, ``on_sample`` for the startd's
+policy), enforces the memory limit, and at the end removes every process and file the job made
+("renters clean up").  A state file beside each sandbox lets a restarted startd clean up after
+a crash (sandbox.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import json
 import logging
 import os
-import pwd
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
 
 from htcd.classad import ClassAd
-from htcd.starter import jobenv
-from htcd.transfer import TransferError, safe_name
+from htcd.starter import cgroup as cgroups
+from htcd.starter import jobenv, monitor, sandbox, users
+from htcd.starter.sandbox import clean_orphans
+from htcd.transfer import TransferError, safe_name, starter_side
 from htcd.transfer.starter_side import collect_output, write_input
 from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError
 
+__all__ = ["Starter", "StarterError", "clean_orphans", "kill_signal"]
+
 STDOUT = "_condor_stdout"
 STDERR = "_condor_stderr"
+HOLD_STARTD = 21  # HoldReasonCode StartdHeldJob: the startd's WANT_HOLD
+HOLD_OUT_OF_RESOURCES = 34  # HoldReasonCode JobOutOfResources: over the memory limit
+THREAD_VARS = ("CUBACORES GOMAXPROCS JULIA_NUM_THREADS MKL_NUM_THREADS NUMEXPR_NUM_THREADS OMP_NUM_THREADS "
+               "OMP_THREAD_LIMIT OPENBLAS_NUM_THREADS PYTHON_CPU_COUNT ROOT_MAX_THREADS "
+               "TF_LOOP_PARALLEL_ITERATIONS TF_NUM_THREADS")
+_PEAKS = ("ImageSize", "ResidentSetSize", "MemoryUsage")
 
 
 class StarterError(Exception):
     """The job could not run; the message becomes its hold reason."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Starter:
     job_ad: ClassAd
     slot_name: str
@@ -44,34 +57,39 @@ class Starter:
     execute_dir: str
     universe: Universe
     log: logging.Logger
-    files: dict[str, bytes] = field(default_factory=dict)
+    files: dict[str, Any] = field(default_factory=dict)  # input entries (htcd.transfer.entries)
+    config: Any = None  # the daemon's htcd.config.Config (slot users, UID_DOMAIN, limits, update interval)
+    on_update: Callable[[dict[str, Any]], None] | None = None  # gets each periodic usage sample
+    on_sample: Callable[[dict[str, Any]], None] | None = None  # the startd's hook (policy) for each sample
+    memory_mb: int = 0  # the slot's Memory: the job's memory limit (else its RequestMemory)
     running: RunningJob | None = None
     sandbox: str = ""
     killed: bool = False
-    stopped: bool = False  # suspended (SIGSTOP) -- also when asked before the job's process existed
+    stopped: bool = False  # suspended -- also when asked before the job's process existed
+    hold: tuple[str, int, int] | None = None  # (reason, code, subcode): the job is to be held
+    runas: users.RunAs | None = None
+    cgroup: cgroups.JobCgroup | None = None
+    last_usage: dict[str, Any] = field(default_factory=dict)
+    started: float = 0.0
+    io: starter_side.JobFiles | None = None  # file transfer, or the shared file system's Iwd and stdio
 
-    def _user(self) -> tuple[int | None, int | None, str]:
-        """Who the job runs as: its owner when we are root and the owner exists, else nobody;
-        without root, the startd's own user."""
-        if os.geteuid() != 0:
-            return None, None, pwd.getpwuid(os.geteuid()).pw_name
-        owner = str(self.job_ad.get_value("Owner", "") or "")
-        for name in (owner, "nobody"):
-            with contextlib.suppress(KeyError):
-                pw = pwd.getpwnam(name)
-                return pw.pw_uid, pw.pw_gid, name
-        return 65534, 65534, "nobody"
+    # -- set-up ---------------------------------------------------------------------------
+    def _knob(self, name: str, default: str | None = None) -> str | None:
+        return self.config.get(name, default) if self.config is not None else default
 
     def _prepare(self) -> JobContext:
         ad = self.job_ad
-        self.sandbox = os.path.join(self.execute_dir, f"dir_{os.getpid()}_{self.slot_id}_{time.monotonic_ns()}")
-        os.makedirs(self.sandbox, mode=0o700)
-        uid, gid, user = self._user()
-        write_input(self.sandbox, self.files)
+        runas = users.choose(ad, self.slot_name, self.config)
+        self.runas = runas = users.personal_fallback(ad, runas, self.execute_dir)
+        uid, gid = runas.uid, runas.gid
+        self.sandbox = sandbox.make(self.execute_dir, self.slot_id, uid, gid)
+        self.io = starter_side.JobFiles(ad, self.files, self.config, self.slot_name, runas.name)
+        if not self.io.shared_fs:
+            self.io.urls = write_input(self.sandbox, self.files)
         cmd = str(ad.get_value("Cmd", "") or "")
         if not cmd:
             raise StarterError("the job has no Cmd")
-        if ad.get_value("TransferExecutable", True) is not False:
+        if ad.get_value("TransferExecutable", True) is not False and not self.io.shared_fs:
             executable = os.path.join(self.sandbox, safe_name(cmd))
             if not os.path.exists(executable):
                 raise StarterError(f"executable {cmd} was not transferred")
@@ -80,57 +98,132 @@ class Starter:
             executable = cmd
         stdin_name = str(ad.get_value("In", "/dev/null") or "/dev/null")
         stdin = "/dev/null" if stdin_name == "/dev/null" else os.path.join(self.sandbox, safe_name(stdin_name))
-        env = jobenv.environment(ad.get_value("Environment"), ad.get_value("Env"))
-        env.update({"_CONDOR_SCRATCH_DIR": self.sandbox, "_CONDOR_SLOT": self.slot_name.split("@")[0],
-                    "TMPDIR": self.sandbox, "TMP": self.sandbox, "TEMP": self.sandbox})
-        env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+        env = self._environment()
         with open(os.path.join(self.sandbox, ".job.ad"), "w") as f:
             f.write(ad.to_old() + "\n")
         env["_CONDOR_JOB_AD"] = os.path.join(self.sandbox, ".job.ad")
         for p in (STDOUT, STDERR):
             open(os.path.join(self.sandbox, p), "wb").close()
-        if uid is not None and gid is not None:
-            for root, dirs, files in os.walk(self.sandbox):
-                for n in [root, *(os.path.join(root, d) for d in dirs), *(os.path.join(root, f) for f in files)]:
-                    os.chown(n, uid, gid)
+        sandbox.chown_tree(self.sandbox, uid, gid)
+        request_memory = _int(ad.eval("RequestMemory"))
+        joins = self._make_cgroup(self.memory_mb or request_memory)
+        self.started = time.time()
         self._write_state(None)
-        self.log.info("job %s.%s: sandbox %s, user %s", ad.get_value("ClusterId"), ad.get_value("ProcId"),
-                      self.sandbox, user)
-        return JobContext(job_ad=ad, sandbox=self.sandbox, executable=executable,
+        stdin, stdout, stderr, cwd = self.io.stdio(stdin, os.path.join(self.sandbox, STDOUT),
+                                                   os.path.join(self.sandbox, STDERR), self.sandbox)
+        self.log.info("job %s.%s: sandbox %s, user %s (%s), %s", ad.get_value("ClusterId"), ad.get_value("ProcId"),
+                      self.sandbox, runas.name, runas.why,
+                      f"cgroup {self.cgroup.rel} (v{self.cgroup.layout.version})" if self.cgroup else "no cgroup")
+        return JobContext(job_ad=ad, sandbox=cwd, executable=executable,
                           arguments=jobenv.arguments(ad.get_value("Arguments"), ad.get_value("Args")),
-                          environment=env, stdin=stdin, stdout=os.path.join(self.sandbox, STDOUT),
-                          stderr=os.path.join(self.sandbox, STDERR), uid=uid, gid=gid,
-                          request_cpus=int(ad.get_value("RequestCpus", 1) or 1),
-                          request_memory_mb=int(ad.get_value("RequestMemory", 0) or 0),
-                          slot_name=self.slot_name, log=self.log)
+                          environment=env, stdin=stdin, stdout=stdout, stderr=stderr, uid=uid, gid=gid,
+                          request_cpus=_int(ad.eval("RequestCpus")) or 1, request_memory_mb=request_memory,
+                          slot_name=self.slot_name, log=self.log, join_fds=tuple(joins))
 
-    def _state_path(self) -> str:
-        return self.sandbox + ".state"
+    def _environment(self) -> dict[str, str]:
+        """The job's environment (getenv was merged in at submit), plus what HTCondor's starter sets."""
+        ad = self.job_ad
+        env = jobenv.environment(ad.get_value("Environment"), ad.get_value("Env"))
+        cpus = str(_int(ad.eval("RequestCpus")) or 1)
+        for var in (self._knob("STARTER_NUM_THREADS_ENV_VARS") or THREAD_VARS).replace(",", " ").split():
+            env.setdefault(var, cpus)
+        env.update({"_CONDOR_SCRATCH_DIR": self.sandbox, "_CONDOR_SLOT": self.slot_name.split("@")[0],
+                    "TMPDIR": self.sandbox, "TMP": self.sandbox, "TEMP": self.sandbox,
+                    "BATCH_SYSTEM": "HTCondor"})
+        env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+        return env
+
+    def _make_cgroup(self, limit_mb: int) -> list[int]:
+        """The job's cgroup with its memory limit (CGROUP_MEMORY_LIMIT_POLICY); the open
+        cgroup.procs files the job's first process joins through ([] without a cgroup)."""
+        base = self.config.get("BASE_CGROUP") if self.config is not None else "htcd"  # set empty: none
+        if not base or os.geteuid() != 0:
+            return []
+        layout = cgroups.available(base.strip("/"), self.log.warning)
+        if layout is None:
+            return []
+        group = cgroups.JobCgroup(layout, base.strip("/"), os.path.basename(self.sandbox))
+        try:
+            group.create()
+            policy = (self._knob("CGROUP_MEMORY_LIMIT_POLICY", "hard") or "hard").lower()
+            if policy not in ("hard", "soft", "none"):
+                self.log.error("CGROUP_MEMORY_LIMIT_POLICY = %s is not hard, soft or none: using hard", policy)
+                policy = "hard"
+            no_swap = self.config is None or self.config.get_bool("DISABLE_SWAP_FOR_JOB", True)
+            if limit_mb > 0 and policy != "none":
+                group.set_memory(limit_mb if policy == "hard" else None, limit_mb if policy == "soft" else None,
+                                 no_swap)
+            fds = group.open_joins()
+        except OSError as exc:
+            self.log.warning("cannot set up the job's cgroup %s (%s): following its processes without it",
+                             group.rel, exc.strerror or exc)
+            with contextlib.suppress(OSError):
+                group.remove()
+            return []
+        self.cgroup = group
+        return fds
+
+    def _in_cgroup(self, pid: int) -> bool:
+        """Is the job's first process in its cgroup (or already gone, so that it cannot tell)?"""
+        assert self.cgroup is not None
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+            with open(f"/proc/{pid}/cgroup") as f:
+                mine = f.read()
+        except (OSError, psutil.Error):
+            return True
+        return not mine.strip() or f"/{self.cgroup.rel}\n" in mine + "\n" or pid in self.cgroup.procs()
+
+    def _drop_cgroup(self) -> None:
+        group, self.cgroup = self.cgroup, None
+        if group is not None:
+            with contextlib.suppress(OSError):
+                group.remove()
 
     def _write_state(self, pgid: int | None) -> None:
-        with open(self._state_path(), "w") as f:
-            json.dump({"sandbox": self.sandbox, "pgid": pgid, "startd_pid": os.getpid()}, f)
+        cg = {"paths": self.cgroup.paths, "version": self.cgroup.layout.version} if self.cgroup else None
+        runas = self.runas
+        sandbox.write_state(self.sandbox, pgid=pgid, cgroup=cg, start=self.started,
+                            uid=runas.uid if runas is not None else None)
 
+    # -- running --------------------------------------------------------------------------
     async def run(self) -> dict[str, Any]:
         """Run the job to its end; the reply the shadow gets."""
         start = time.time()
         before: set[str] = set()
+        ctx: JobContext | None = None
         try:
             ctx = self._prepare()
+            assert self.io is not None
+            if self.io.urls:  # plugins download in a thread: the startd's loop keeps serving
+                await asyncio.to_thread(self.io.fetch, self.sandbox, ctx.uid, ctx.gid)
             before = set(os.listdir(self.sandbox))
-            self.running = await self.universe.start(ctx)
+            try:
+                self.running = await self.universe.start(ctx)
+            finally:
+                self.io.close()
+                for fd in ctx.join_fds:
+                    os.close(fd)
+            if self.cgroup is not None and self.running.pgid and not self._in_cgroup(self.running.pgid):
+                self.log.info("the %s universe did not put the job into its cgroup: following its processes",
+                              self.universe.name or "job's")
+                self._drop_cgroup()
             if self.running.pgid:
                 self._write_state(self.running.pgid)
             if self.killed:  # killed or vacated while the job was being started
-                self.running.kill()
+                self.kill()
             elif self.stopped:
-                self.running.signal(signal.SIGSTOP)
+                self._stop(True)
             self.log.info("started %s (pgid %s)", ctx.executable, self.running.pgid)
-            status = await self.running.wait()
+            status = await self._watch(self.running)
         except (StarterError, TransferError, UniverseError, OSError) as exc:
             self.log.error("job could not run: %s", exc)
-            self.cleanup()
-            return {"error": str(exc), "start_time": start, "end_time": time.time()}
+            if self.io is not None:
+                self.io.close()
+            await self._clean()
+            hold = {"hold_code": exc.code, "hold_subcode": exc.subcode} if isinstance(exc, TransferError) else {}
+            return {"error": str(exc), "start_time": start, "end_time": time.time(), **hold}
         except BaseException:
             self.kill()
             self.cleanup()
@@ -138,89 +231,287 @@ class Starter:
         try:
             reply = self._result(status, before, start)
         finally:
-            self.cleanup()
+            await self._clean()
         return reply
 
+    async def _clean(self) -> None:
+        """cleanup(), then wait (briefly, without blocking the loop) for the killed processes to
+        leave the job's cgroup, so that it is removed before the job's end is reported."""
+        self.cleanup(wait=False)
+        group = self.cgroup
+        if group is None or not self.sandbox:
+            return
+        for _ in range(250):
+            if self._remove_cgroup(tries=0, quiet=True):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(sandbox.state_path(self.sandbox))
+                return
+            group.kill_all()
+            await asyncio.sleep(0.02)
+        self._remove_cgroup()
+
+    async def _watch(self, running: RunningJob) -> ExitStatus:
+        """Wait for the job's end, sampling its usage first after STARTER_INITIAL_UPDATE_INTERVAL,
+        then every STARTER_UPDATE_INTERVAL seconds."""
+        waiter = asyncio.ensure_future(running.wait())
+        delay = min(self._interval(initial=True), self._interval(initial=False))
+        try:
+            while True:
+                done, _ = await asyncio.wait({waiter}, timeout=delay)
+                if done:
+                    return waiter.result()
+                self.update()
+                delay = self._interval(initial=False)
+        finally:
+            waiter.cancel()
+
+    def _interval(self, initial: bool) -> float:
+        if self.config is None:
+            return 8.0 if initial else 300.0
+        if initial:
+            return float(max(1, self.config.get_int("STARTER_INITIAL_UPDATE_INTERVAL", 8)))
+        return float(max(1, self.config.get_int("STARTER_UPDATE_INTERVAL", 300)))
+
+    def update(self) -> dict[str, Any]:
+        """One periodic sample: into the job ad (so policy expressions see it), then to
+        ``on_sample`` (the startd) and ``on_update`` (the shadow)."""
+        usage = self.usage(fresh=True)
+        self._check_memory(usage)
+        for hook in (self.on_sample, self.on_update):
+            if hook is not None:
+                try:
+                    hook(dict(usage))
+                except Exception:  # a hook's bug must not end the job
+                    self.log.exception("usage update hook failed")
+        return usage
+
+    def usage(self, fresh: bool = True) -> dict[str, Any]:
+        """The job's usage as the job ad spells it (sizes in KiB, MemoryUsage in MB, CPU in
+        seconds); ImageSize, ResidentSetSize and MemoryUsage are the peaks seen so far."""
+        if not fresh and self.last_usage:
+            return dict(self.last_usage)
+        if self.running is None and not self.last_usage:
+            return {"ImageSize": 0, "ResidentSetSize": 0, "MemoryUsage": 0, "RemoteUserCpu": 0.0,
+                    "RemoteSysCpu": 0.0, "DiskUsage": monitor.disk_kib(self.sandbox) if self.sandbox else 0}
+        now = monitor.sample(monitor.tree(self.pid, self.cgroup), self.cgroup, self.sandbox)
+        for k in _PEAKS:
+            now[k] = max(now[k], self.last_usage.get(k, 0))
+        for k in ("RemoteUserCpu", "RemoteSysCpu"):  # CPU time never goes back
+            now[k] = max(now[k], self.last_usage.get(k, 0.0))
+        self.last_usage = now
+        for k, v in now.items():
+            self.job_ad[k] = v
+        return dict(now)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the job so far (the startd's load sample)."""
+        if self.cgroup is not None:
+            cpu = self.cgroup.cpu_seconds()
+            if cpu is not None:
+                return cpu[0] + cpu[1]
+        total = 0.0
+        for proc in monitor.tree(self.pid, self.cgroup):
+            with contextlib.suppress(psutil.Error):
+                t = proc.cpu_times()
+                total += t.user + t.system + t.children_user + t.children_system
+        return total
+
+    def _memory_limit_mb(self) -> int:
+        return self.memory_mb or _int(self.job_ad.eval("RequestMemory"))
+
+    def _check_memory(self, usage: dict[str, Any]) -> None:
+        """Over the limit: with a cgroup the kernel's OOM killer struck; without one (and the
+        hard policy) the sample shows it.  Either way the job is held and killed, as HTCondor's."""
+        if self.hold is not None or self.killed:
+            return
+        limit = self._memory_limit_mb()
+        if self.cgroup is not None:
+            if self.cgroup.oom_kills() > 0:
+                self._hold_for_memory(limit, usage, cgroup=True)
+            return
+        policy = (self._knob("CGROUP_MEMORY_LIMIT_POLICY", "hard") or "hard").lower()
+        if policy == "hard" and limit > 0 and usage.get("MemoryUsage", 0) > limit:
+            self._hold_for_memory(limit, usage, cgroup=False)
+
+    def _hold_for_memory(self, limit_mb: int, usage: dict[str, Any], cgroup: bool) -> None:
+        used = max(int(usage.get("MemoryUsage", 0) or 0),
+                   (self.cgroup.peak_bytes() + (1 << 20) - 1) >> 20 if self.cgroup else 0)
+        what = "cgroup memory limit" if cgroup else "memory limit"
+        reason = (f"Job has gone over {what} of {limit_mb} megabytes. Last measured usage: {used} megabytes.  "
+                  "Consider resubmitting with a higher request_memory.")
+        self.log.info("Job was held due to OOM event: %s", reason)
+        self.hold = (reason, HOLD_OUT_OF_RESOURCES, 0)
+        self.kill()
+
     def _result(self, status: ExitStatus, before: set[str], start: float) -> dict[str, Any]:
-        files, missing = collect_output(self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"})
+        if self.hold is None:
+            with contextlib.suppress(Exception):
+                self._check_memory(self.usage(fresh=True))
+        shared = self.io is not None and self.io.shared_fs  # the job wrote its output in its Iwd itself
+        files, missing, failure = ({}, [], None) if shared else collect_output(
+            self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"}, self.slot_name)
 
         def read(name: str) -> bytes:
+            if shared:
+                return b""
             with open(os.path.join(self.sandbox, name), "rb") as f:
                 return f.read()
 
-        self.log.info("job exited: %s", f"signal {status.signal}" if status.by_signal else f"status {status.exit_code}")
+        usage = self.last_usage or self.usage(fresh=True)
+        user_cpu = max(status.user_cpu, float(usage.get("RemoteUserCpu", 0.0)))
+        sys_cpu = max(status.sys_cpu, float(usage.get("RemoteSysCpu", 0.0)))
+        peak_kib = (self.cgroup.peak_bytes() // 1024) if self.cgroup is not None else 0
+        max_rss = max(status.max_rss_kb, int(usage.get("ResidentSetSize", 0)), peak_kib)
+        hold_reason, hold_code, hold_subcode = self.hold or (status.hold_reason, 0, 0)
+        self.log.info("job exited: %s%s", f"signal {status.signal}" if status.by_signal else
+                      f"status {status.exit_code}", f"; held: {hold_reason}" if hold_reason else "")
         return {
             "exit_code": status.exit_code, "signal": status.signal, "killed": self.killed,
-            "user_cpu": status.user_cpu, "sys_cpu": status.sys_cpu, "max_rss_kb": status.max_rss_kb,
-            "hold_reason": status.hold_reason, "stdout": read(STDOUT), "stderr": read(STDERR),
-            "files": files, "missing": missing, "start_time": start, "end_time": time.time(),
+            "user_cpu": user_cpu, "sys_cpu": sys_cpu, "max_rss_kb": max_rss,
+            "hold_reason": hold_reason, "hold_code": hold_code, "hold_subcode": hold_subcode,
+            "usage": usage, "stdout": read(STDOUT), "stderr": read(STDERR),
+            "files": files, "missing": missing, "transfer_failure": failure, "shared_fs": shared,
+            "url_bytes": self.io.fetched if self.io is not None else 0,
+            "start_time": start, "end_time": time.time(),
         }
 
+    # -- signals --------------------------------------------------------------------------
     def kill(self) -> None:
+        """SIGKILL to every process of the job (its cgroup, else its group and tree)."""
         self.killed = True
-        if self.running is not None:
-            self.running.kill()
+        if self.running is None:
+            return
+        self.running.kill()
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+        else:
+            monitor.kill(monitor.tree(self.pid, None))
 
     def signal(self, signum: int) -> None:
         if self.running is not None:
             self.running.signal(signum)
 
+    def _stop(self, stop: bool) -> None:
+        """Suspend or continue the whole tree: SIGSTOP/SIGCONT to every process of it (a setsid'd
+        child is not in the process group), as HTCondor's suspend of a job's family.  With a
+        freezer the group is frozen while the signals go out, so that no process forks past them."""
+        if self.running is None:
+            return
+        frozen = False
+        if stop and self.cgroup is not None and self.cgroup.can_freeze():
+            with contextlib.suppress(OSError):
+                self.cgroup.freeze(True)
+                frozen = True
+        signum = signal.SIGSTOP if stop else signal.SIGCONT
+        try:
+            self.signal(signum)
+            for proc in monitor.tree(self.pid, self.cgroup):
+                with contextlib.suppress(psutil.Error):
+                    proc.send_signal(signum)
+        finally:
+            if frozen:
+                with contextlib.suppress(OSError):
+                    self.cgroup.freeze(False)  # type: ignore[union-attr]
+
     def suspend(self) -> None:
-        """SIGSTOP to the job's process group (Claimed/Suspended)."""
+        """Claimed/Suspended: the whole job stops."""
         self.stopped = True
-        self.signal(signal.SIGSTOP)
+        self._stop(True)
 
     def resume(self) -> None:
         self.stopped = False
-        self.signal(signal.SIGCONT)
+        self._stop(False)
 
     def vacate(self) -> None:
-        """The soft kill: the job's KillSig (SIGTERM unless it asks otherwise), after a SIGCONT so
-        that a suspended job can act on it.  A job not started yet has nothing to save: killed."""
+        """The soft kill: the job's KillSig (SIGTERM unless it asks otherwise), after resuming it
+        so that it can act on it.  A job not started yet has nothing to save: killed."""
         if self.running is None:
             self.kill()
             return
         self.resume()
-        self.signal(kill_signal(self.job_ad.get_value("KillSig")))
+        sig = kill_signal(self.job_ad.get_value("KillSig"))
+        self.log.info("vacating the job: %s", signal.Signals(sig).name)
+        self.signal(sig)
 
-    def usage(self) -> dict[str, Any]:
-        """The job's usage so far, as the job ad spells it (sizes in KiB, CPU in seconds): what
-        the shadow puts into the job ad with each periodic update."""
-        procs: list[psutil.Process] = []
-        pid = self.pid
-        if pid:
-            with contextlib.suppress(psutil.Error):
-                root = psutil.Process(pid)
-                procs = [root, *root.children(recursive=True)]
-        rss = vms = 0
-        user = sys_ = 0.0
-        for proc in procs:
-            with contextlib.suppress(psutil.Error):
-                mem, cpu = proc.memory_info(), proc.cpu_times()
-                rss, vms = rss + mem.rss, vms + mem.vms
-                user, sys_ = user + cpu.user + cpu.children_user, sys_ + cpu.system + cpu.children_system
-        disk = 0
-        for root_dir, _dirs, names in os.walk(self.sandbox) if self.sandbox else ():
-            for n in names:
-                with contextlib.suppress(OSError):
-                    disk += os.lstat(os.path.join(root_dir, n)).st_blocks * 512
-        return {"ImageSize": vms // 1024, "ResidentSetSize": rss // 1024, "RemoteUserCpu": round(user, 2),
-                "RemoteSysCpu": round(sys_, 2), "DiskUsage": (disk + 1023) // 1024}
+    def wants_checkpoint_signal(self) -> bool:
+        return self.job_ad.get_value("WantCheckpointSignal") is True
+
+    def checkpoint(self) -> bool:
+        """A periodic checkpoint: the job's CheckpointSig (else its KillSig), only for a job that
+        asked with ``+WantCheckpointSignal = True``."""
+        if self.running is None or not self.wants_checkpoint_signal():
+            return False
+        value = self.job_ad.get_value("CheckpointSig")
+        sig = kill_signal(value if value is not None else self.job_ad.get_value("KillSig"))
+        self.log.info("sending the job its checkpoint signal %s", signal.Signals(sig).name)
+        self.signal(sig)
+        self.job_ad["LastCheckpointTime"] = int(time.time())
+        return True
 
     @property
     def pid(self) -> int | None:
         """The leader of the job's process tree (its process group), if it runs as one."""
         return self.running.pgid if self.running is not None else None
 
-    def cleanup(self) -> None:
-        """Kill whatever the job left running and remove its sandbox."""
+    # -- clean-up -------------------------------------------------------------------------
+    def cleanup(self, wait: bool = True) -> None:
+        """Kill whatever the job left running and remove its sandbox (and cgroup; ``wait``:
+        retry that from the event loop while killed processes are still leaving it)."""
+        left = 0
+        if self.cgroup is not None:
+            left += self.cgroup.kill_all()
         if self.running is not None and self.running.pgid:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.running.pgid, signal.SIGKILL)
+            if self.cgroup is None:
+                left += monitor.kill(monitor.tree(self.running.pgid, None))
+                uid = self.runas.uid if self.runas is not None else None
+                left += monitor.kill(monitor.marked(self.sandbox, self.started, uid))
+        if self.runas is not None and self.runas.dedicated and self.runas.uid:
+            left += monitor.kill(monitor.user_processes(self.runas.uid))
+        if left:
+            self.log.info("killed %d processes the job left behind", left)
         if self.sandbox:
             shutil.rmtree(self.sandbox, ignore_errors=True)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._state_path())
+            if self.cgroup is None or (wait and self._remove_cgroup()):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(sandbox.state_path(self.sandbox))
+
+    def _remove_cgroup(self, tries: int = 100, quiet: bool = False) -> bool:
+        """rmdir the cgroup; while killed processes are still leaving it, try again shortly
+        (the state file stays until then, so a crash meanwhile is still cleaned up)."""
+        assert self.cgroup is not None
+        try:
+            if self.cgroup.remove():
+                return True
+        except OSError as exc:
+            self.log.warning("cannot remove cgroup %s: %s", self.cgroup.rel, exc)
+            return True
+        if tries <= 0:
+            if quiet:
+                return False
+            self.log.warning("cgroup %s still has processes; a restart of the startd removes it", self.cgroup.rel)
+            return False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+
+        def again() -> None:
+            assert self.cgroup is not None
+            self.cgroup.kill_all()
+            if self._remove_cgroup(tries - 1):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(sandbox.state_path(self.sandbox))
+
+        loop.call_later(0.05, again)
+        return False
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return int(value)
 
 
 def kill_signal(value: object) -> int:
@@ -234,39 +525,3 @@ def kill_signal(value: object) -> int:
         with contextlib.suppress(KeyError):
             return int(signal.Signals[name if name.startswith("SIG") else f"SIG{name}"])
     return int(signal.SIGTERM)
-
-
-def clean_orphans(execute_dir: str, log: logging.Logger) -> int:
-    """After a crash: kill the process groups of sandboxes left behind and remove them."""
-    cleaned = 0
-    try:
-        names = os.listdir(execute_dir)
-    except FileNotFoundError:
-        return 0
-    for name in names:
-        path = os.path.join(execute_dir, name)
-        if name.endswith(".state"):
-            with contextlib.suppress(OSError, ValueError):
-                with open(path) as f:
-                    state = json.load(f)
-                _kill_group(state.get("pgid"), state.get("sandbox", ""), log)
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-        elif name.startswith("dir_") and os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
-            log.info("removed orphaned sandbox %s", path)
-            cleaned += 1
-    return cleaned
-
-
-def _kill_group(pgid: int | None, sandbox: str, log: logging.Logger) -> None:
-    """Kill the processes of ``pgid`` that really belong to ``sandbox`` (pids get reused)."""
-    if not pgid:
-        return
-    for proc in psutil.process_iter(["pid"]):
-        with contextlib.suppress(psutil.Error, OSError):
-            if os.getpgid(proc.pid) != pgid:
-                continue
-            if proc.environ().get("_CONDOR_SCRATCH_DIR") == sandbox:
-                proc.kill()
-                log.info("killed orphaned job process %d from %s", proc.pid, sandbox)

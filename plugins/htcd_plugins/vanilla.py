@@ -1,5 +1,8 @@
 """The vanilla universe: the job is a process tree in its own session on the execute point.
 
+When the starter made a cgroup for the job, the first process joins it before it executes the
+job (``join_cgroup``), so everything the job spawns is counted, limited and killed with it.
+
 The process is reaped through a pidfd watched by the event loop (no thread per job), with
 ``wait4`` so that its CPU time and peak memory come back with the exit status.
 """
@@ -13,7 +16,7 @@ import signal
 import subprocess
 
 from htcd.hookspecs import hookimpl
-from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError
+from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError, join_cgroup
 
 
 class VanillaJob(RunningJob):
@@ -66,6 +69,7 @@ class VanillaUniverse(Universe):
                     [ctx.executable, *ctx.arguments], cwd=ctx.sandbox, env=ctx.environment,
                     stdin=stdin, stdout=out, stderr=err, start_new_session=True, close_fds=True,
                     user=ctx.uid, group=ctx.gid, extra_groups=[] if ctx.uid is not None and os.geteuid() == 0 else None,
+                    preexec_fn=join_cgroup(ctx.join_fds),
                 )
         except OSError as exc:
             raise UniverseError(f"cannot start {ctx.executable}: {exc.strerror or exc}") from None
