@@ -62,3 +62,20 @@ def htcd_config_templates() -> list[tuple[str, str, str]] | None:
     a template it does not ship, so plugins cost nothing to configs that do not use them.
     Replacing a shipped template is refused (the plugin is then disabled).
     """
+
+
+@hookspec
+def htcd_transfer_plugins() -> dict[str, object] | None:
+    """File transfer plugins: ``{scheme: fetch}`` for the URLs a job names in
+    ``transfer_input_files`` (``https://host/data.tar``, ``file:///shared/x``).
+
+    ``fetch(url, dest, uid=None, gid=None)`` writes the file's bytes to ``dest`` (a binary
+    file open for writing in the sandbox) and raises an exception whose message says what went
+    wrong; the job is then held with HTCondor's hold code 13 and that message.  ``uid``/``gid``
+    are the job's user when the starter runs as root: a plugin that reads local files must read
+    them as that user.  A class may stand for ``fetch``: it is instantiated once and the instance
+    called.  The starter calls plugins in a worker thread (a slow download does not hold up the
+    startd) with the job's sandbox not yet given to the job.  Scheme names are lower case; a
+    scheme registered twice keeps the first-loaded plugin's; a plugin that
+    raises from this hook or returns something else than such a mapping is disabled.
+    """

@@ -117,3 +117,30 @@ class PluginManager:
                 continue
             attrs.update(checked)
         return attrs
+
+    def transfer_plugins(self) -> dict[str, Any]:
+        """Every plugin's URL schemes: {scheme: fetch callable}; the first registration of a
+        scheme wins, and a plugin whose answer is not a mapping of schemes to callables is
+        disabled."""
+        found: dict[str, Any] = {}
+        for name, result in self._call_each("htcd_transfer_plugins"):
+            if result is None:
+                continue
+            try:
+                if not isinstance(result, dict):
+                    raise TypeError(f"returned a {type(result).__name__}, not a mapping")
+                mine = {}
+                for scheme, fetch in result.items():
+                    if not isinstance(scheme, str) or not re.fullmatch(r"[a-z][a-z0-9+.-]*", scheme.lower()):
+                        raise ValueError(f"{scheme!r} is not a URL scheme")
+                    if isinstance(fetch, type):
+                        fetch = fetch()
+                    if not callable(fetch):
+                        raise TypeError(f"the plugin for {scheme} is not callable")
+                    mine[scheme.lower()] = fetch
+            except Exception as exc:
+                self._disable(name, f"htcd_transfer_plugins: {exc}")
+                continue
+            for scheme, fetch in mine.items():
+                found.setdefault(scheme, fetch)
+        return found

@@ -1,54 +1,220 @@
-"""The access point's side: a job's input files, read from its submit directory, and its output
-files, written back there."""
+"""The access point's side: a job's input, read from its submit directory (or its spool), and
+its output, written back there as its owner.
+
+Files travel inline in the claim protocol as entries keyed by their path relative to the
+sandbox (see ``htcd.transfer.entries``).  Reading and writing go through
+``htcd.transfer.paths`` so that a root schedd does only what the job's owner could do.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import shutil
+import stat
 from collections.abc import Callable
 from typing import Any
 
-from htcd.transfer.paths import TransferError
+from htcd.transfer import entries
+from htcd.transfer.paths import (
+    Owner,
+    TransferError,
+    is_url,
+    mkdir_as_owner,
+    mkdir_beneath,
+    open_as_owner,
+    open_beneath,
+    owner_may,
+    safe_relpath,
+)
+from htcd.transfer.remaps import RemapError, parse_remaps
 
 Getter = Callable[[str, Any], Any]  # a job attribute's value: ``job.get(name, default)``
+# What one ACTIVATE_CLAIM may carry: the frame limit less room for the job ad and framing.
+MAX_INLINE = 256 * 1024 * 1024 - 4 * 1024 * 1024
 
 
 def in_iwd(iwd: str, name: str) -> str:
     return name if os.path.isabs(name) else os.path.join(iwd, name)
 
 
-def gather_input(get: Getter) -> dict[str, bytes]:
-    """The files sent to the sandbox: executable, stdin, transfer_input_files (by basename)."""
-    iwd = str(get("Iwd", "") or "")
+def split_list(value: object) -> list[str]:
+    """A transfer list attribute (comma separated, as condor_submit writes it)."""
+    if not isinstance(value, str):
+        return []
+    return [n.strip() for n in value.split(",") if n.strip()]
+
+
+def input_names(get: Getter) -> list[str]:
+    """What the job asks to have in its sandbox: executable, stdin, transfer_input_files."""
     names: list[str] = []
     if get("TransferExecutable", True) is not False:
         names.append(str(get("Cmd", "")))
     stdin = str(get("In", "/dev/null") or "/dev/null")
-    if stdin != "/dev/null":
+    if stdin != "/dev/null" and get("TransferIn", True) is not False:
         names.append(stdin)
-    extra = get("TransferInput", None)
-    if isinstance(extra, str):
-        names += [n.strip() for n in extra.split(",") if n.strip()]
-    files: dict[str, bytes] = {}
-    for name in names:
+    return names + split_list(get("TransferInput", None))
+
+
+def gather_input(get: Getter, owner: Owner | None = None, spool: str | None = None,
+                 limit: int = MAX_INLINE) -> dict[str, Any]:
+    """The sandbox's input entries ({relative path: entry}), read as ``owner``.
+
+    ``name`` is sent by its basename; ``dir`` sends the directory itself and ``dir/`` only its
+    contents (HTCondor's rule); ``scheme://...`` is left for the execute point's transfer
+    plugin.  ``spool`` holds output kept from an eviction (ON_EXIT_OR_EVICT): it goes in last
+    and so replaces the original input of the same name.  Over ``limit`` bytes the job cannot
+    travel in one message and is refused (a hold) before anything is sent."""
+    iwd = str(get("Iwd", "") or "")
+    files: dict[str, Any] = {}
+    for name in input_names(get):
+        if is_url(name):
+            files[entries.url_name(name)] = entries.url(name)
+            continue
         path = in_iwd(iwd, name)
         try:
-            with open(path, "rb") as f:
-                files[os.path.basename(name.rstrip("/"))] = f.read()
+            _add_path(files, path, "" if name.endswith("/") else entries.base(name), owner)
         except OSError as exc:
-            raise TransferError(f"Transfer input files failure: cannot read {path}: {exc.strerror}") from None
+            raise TransferError(f"Transfer input files failure at access point while reading {path}: "
+                                f"(errno {exc.errno}) {exc.strerror}", 13, exc.errno or 0) from None
+    if spool and os.path.isdir(spool):
+        try:
+            kept: dict[str, Any] = {}
+            _add_path(kept, spool, "", None)
+            for rel, entry in kept.items():  # the job's own files: output again at its end
+                files[rel] = {**entry, "spooled": True}
+        except OSError as exc:
+            raise TransferError(f"Transfer input files failure: cannot read the spooled output in {spool}: "
+                                f"{exc.strerror}", 13, exc.errno or 0) from None
+    size = entries.size(files)
+    if size > limit:
+        raise TransferError(f"Transfer input files failure: the input is {size} bytes, more than the {limit} "
+                            "bytes one claim activation can carry", 13, errno.EFBIG)
     return files
 
 
-def output_targets(get: Getter, result: dict[str, Any]) -> list[tuple[str, bytes]]:
-    """Where each piece of a finished job's output goes: (absolute path, data)."""
+def _add_path(files: dict[str, Any], path: str, rel: str, owner: Owner | None) -> None:
+    """Add the file or directory ``path`` as ``rel`` ("" for a directory's contents only)."""
+    try:
+        fd = open_as_owner(path, owner, write=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EISDIR):
+            raise
+        fd = -1
+    if fd >= 0:
+        with os.fdopen(fd, "rb") as f:
+            files[rel or entries.base(path)] = entries.file(f.read(), os.fstat(f.fileno()).st_mode)
+        return
+    _add_dir(files, path, rel, owner)
+
+
+def _add_dir(files: dict[str, Any], path: str, rel: str, owner: Owner | None) -> None:
+    st = os.stat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise OSError(errno.EINVAL, "neither a regular file nor a directory", path)
+    if not owner_may(st, owner, 5):
+        raise OSError(errno.EACCES, "permission denied for the job's owner", path)
+    if rel:
+        files[rel] = entries.directory(st.st_mode)
+    for name in sorted(os.listdir(path)):
+        child = os.path.join(path, name)
+        sub = f"{rel}/{name}" if rel else name
+        lst = os.lstat(child)
+        if stat.S_ISLNK(lst.st_mode):  # a link to a file is followed (as the owner); to a directory, not
+            try:
+                lst = os.stat(child)
+            except OSError:
+                continue
+            if not stat.S_ISREG(lst.st_mode):
+                continue
+        if stat.S_ISDIR(lst.st_mode):
+            _add_dir(files, child, sub, owner)
+        elif stat.S_ISREG(lst.st_mode):
+            fd = open_as_owner(child, owner, write=False)
+            with os.fdopen(fd, "rb") as f:
+                files[sub] = entries.file(f.read(), lst.st_mode)
+
+
+def output_targets(get: Getter, result: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Where each piece of a finished job's output goes: (absolute path, entry), in order
+    (a directory before its contents).  Out/Err are not written when the job ran in its Iwd
+    on a shared file system (it wrote them itself)."""
     iwd = str(get("Iwd", "") or "")
-    outputs: list[tuple[str, bytes]] = []
-    for attr, key in (("Out", "stdout"), ("Err", "stderr")):
-        dest = str(get(attr, "/dev/null") or "/dev/null")
-        if dest != "/dev/null":
-            outputs.append((in_iwd(iwd, dest), result.get(key) or b""))
-    for name, data in (result.get("files") or {}).items():
-        base = os.path.basename(name)
-        if base and base not in (".", ".."):
-            outputs.append((os.path.join(iwd, base), data))
+    try:
+        remaps = parse_remaps(str(get("TransferOutputRemaps", "") or ""))
+    except RemapError as exc:
+        raise TransferError(f"Transfer output files failure: {exc}", 12) from None
+    outputs: list[tuple[str, Any]] = []
+    if not result.get("shared_fs"):
+        for attr, key in (("Out", "stdout"), ("Err", "stderr")):
+            dest = str(get(attr, "/dev/null") or "/dev/null")
+            if dest != "/dev/null":
+                outputs.append((in_iwd(iwd, dest), entries.file(result.get(key) or b"", 0o644)))
+    for rel, entry in (result.get("files") or {}).items():
+        rel = safe_relpath(str(rel), "the job's output")
+        ent = entries.normal(entry)
+        src = str(ent.get("src") or rel)
+        target = remaps.get(src) or remaps.get(rel) or remaps.get(entries.base(rel))
+        outputs.append((in_iwd(iwd, target) if target else os.path.join(iwd, rel), ent))
     return outputs
+
+
+def output_failure(result: dict[str, Any]) -> TransferError | None:
+    """The execute point's report that output could not be sent: a missing listed file or a
+    refused one (a symbolic link)."""
+    err = result.get("transfer_failure")
+    if isinstance(err, dict) and err.get("message"):
+        return TransferError(str(err["message"]), 12, int(err.get("subcode") or 0))
+    return None
+
+
+def write_output(get: Getter, result: dict[str, Any], owner: Owner | None) -> int:
+    """Write a finished job's output as its owner; the bytes written.  Raises TransferError
+    (hold code 12) naming the file and the reason when a piece cannot be written."""
+    failure = output_failure(result)
+    if failure is not None:
+        raise failure
+    written = 0
+    for path, entry in output_targets(get, result):
+        try:
+            if entry.get("dir"):
+                mkdir_as_owner(path, owner, entry.get("mode", 0o755) & 0o7777)
+                continue
+            fd = open_as_owner(path, owner, write=True, mode=entry.get("mode", 0o644) & 0o777)
+            with os.fdopen(fd, "wb") as f:
+                f.write(entry["data"])
+            written += len(entry["data"])
+        except OSError as exc:
+            raise TransferError(f"Transfer output files failure at access point while writing {path}: "
+                                f"(errno {exc.errno}) {exc.strerror}", 12, exc.errno or 0) from None
+    return written
+
+
+def spool_dir(spool: str, cluster: int, proc: int) -> str:
+    """Where output kept from an eviction waits for the job's next start."""
+    return os.path.join(spool, str(cluster), str(proc))
+
+
+def keep_evicted_output(directory: str, result: dict[str, Any]) -> int:
+    """ON_EXIT_OR_EVICT: the evicted job's files, kept (as the schedd) to go back as input."""
+    written = 0
+    for rel, entry in (result.get("files") or {}).items():
+        ent = entries.normal(entry)
+        rel = safe_relpath(str(rel), "the job's output")
+        if ent.get("dir"):
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            mkdir_beneath(directory, rel)
+            continue
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd = open_beneath(directory, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, ent.get("mode", 0o644) & 0o777,
+                          make_parents=True)
+        with os.fdopen(fd, "wb") as f:
+            f.write(ent["data"])
+        written += len(ent["data"])
+    return written
+
+
+def drop_spool(directory: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(directory)

@@ -119,7 +119,7 @@ def test_rm_kills_a_running_job(pool) -> None:
     wait_for(marker.exists, 60, "the job to start")
     wait_for(lambda: pool.job_attr(f"{cluster}.0", "JobStatus") == "2", 20, "JobStatus running")
     sleepers = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "300"]
-                and str(pool.local) in (p.cwd() or "")]
+                and str(pool.dir) in (p.cwd() or "")]  # its Iwd on the shared file system, or a sandbox
     assert len(sleepers) == 1
     out = pool.htcd("rm", f"{cluster}.0").stdout
     assert f"Job {cluster}.0 marked for removal" in out
