@@ -38,6 +38,12 @@ from .values import ERROR, UNDEFINED, is_true
 _SCOPES = frozenset({"my", "target", "parent"})
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!=", "=?=": "=?=", "=!=": "=!="}
 _BUSY_STATES = frozenset({"Claimed", "Matched", "Preempting"})
+# Slot attributes by which an execute point says it offers a universe (what condor_submit's
+# Requirements test), and the universe each stands for.
+UNIVERSE_ATTRS = {"hasdocker": "docker", "hasjava": "java", "hasvm": "vm", "hascontainer": "container",
+                  "hassif": "container (SIF images)", "hasdockerurl": "container (docker:// images)"}
+# Universes the access point runs itself (JobUniverse numbers), never matched with slots.
+AP_UNIVERSES = {7: ("scheduler", "START_SCHEDULER_UNIVERSE"), 12: ("local", "START_LOCAL_UNIVERSE")}
 _STATUS_VERDICTS = {2: "the job is running", 3: "the job has been removed", 4: "the job has completed",
                     5: "the job is held: it will not run until it is released (htcd release)",
                     7: "the job is suspended"}
@@ -276,11 +282,44 @@ def _values(slots: Sequence[ClassAd], job: ClassAd, name: str) -> list[object]:
     return [s.eval(name, target=job) for s in slots]
 
 
+def universe_asked(view: _JobView | None, e: Expr) -> tuple[str, str] | None:
+    """(universe, slot attribute) when condition ``e`` asks for a universe: ``TARGET.HasDocker``
+    (and the other Has attributes of UNIVERSE_ATTRS) or a plugin universe's
+    ``stringListIMember("name", TARGET.StarterAbilityList)``."""
+    e = _unwrap(e)
+    ref = _scoped(e)
+    if ref is not None and (ref[0] == "target" or (view is not None and not view.defines(*ref))):
+        universe = UNIVERSE_ATTRS.get(ref[1].lower())
+        return (universe, ref[1]) if universe else None
+    if isinstance(e, Call) and e.name.lower() in ("stringlistmember", "stringlistimember") and len(e.args) >= 2:
+        first, second = _unwrap(e.args[0]), _unwrap(e.args[1])
+        ref = _scoped(second)
+        if isinstance(first, Literal) and isinstance(first.value, str) and ref is not None \
+                and ref[1].lower() == "starterabilitylist":
+            return first.value, ref[1]
+    return None
+
+
+def offered_universes(slots: Sequence[ClassAd]) -> list[str]:
+    """The universes the slots' starters list (StarterAbilityList), sorted."""
+    found: set[str] = set()
+    for slot in slots:
+        listed = slot.get_value("StarterAbilityList")
+        if isinstance(listed, str):
+            found.update(u.strip() for u in listed.split(",") if u.strip())
+    return sorted(found)
+
+
 def _describe(view: _JobView, cond_text: str, reduced: Expr, slots: Sequence[ClassAd],
               undefined: int) -> str:
     """Why no slot satisfies a condition: the closest thing the slots have."""
     if not slots:
         return "there are no slots"
+    asked = universe_asked(view, reduced)
+    if asked is not None:
+        offered = offered_universes(slots)
+        return (f"no slot offers the {asked[0]} universe ({cond_text} is not true on any slot); "
+                f"the slots offer: {', '.join(offered) or 'no universe'}")
     cmp = _comparison(view, reduced)
     if cmp is not None:
         name, op, const = cmp
@@ -400,14 +439,19 @@ def analyze(job: ClassAd, slots: Sequence[ClassAd]) -> Analysis:
     helpful = [c for c in conditions if c.matched_without > full]
     best = max(helpful, key=lambda c: c.matched_without, default=None)
     return Analysis(str(req) if req is not None else "", view.attributes(req) if req is not None else [],
-                    conditions, summary, best, _verdict(job.get_value("JobStatus"), req, conditions, summary, best, refusals))
+                    conditions, summary, best, _verdict(job.get_value("JobStatus"), req, conditions, summary, best, refusals,
+                             job.get_value("JobUniverse")))
 
 
 def _verdict(status: object, req: Expr | None, conditions: list[Condition], s: Summary,
-             best: Condition | None, refusals: Counter[str]) -> str:
+             best: Condition | None, refusals: Counter[str], universe: object = None) -> str:
     """One sentence: why the job waits (or that it need not)."""
     if status in _STATUS_VERDICTS:
         return _STATUS_VERDICTS[status]
+    if universe in AP_UNIVERSES:
+        name, knob = AP_UNIVERSES[universe]
+        return (f"a {name} universe job runs on the access point, not on a slot: the schedd starts it "
+                f"when {knob} allows (slots do not matter)")
     if req is None:
         return "the job has no Requirements expression, so it matches no slot"
     if s.slots == 0:
@@ -437,4 +481,5 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-__all__ = ["Analysis", "Condition", "Summary", "analyze", "and_operands", "conjuncts"]
+__all__ = ["Analysis", "Condition", "Summary", "analyze", "and_operands", "conjuncts", "offered_universes",
+           "universe_asked"]

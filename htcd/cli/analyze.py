@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from htcd.classad import ClassAd, Expr
-from htcd.classad.analyze import Analysis, analyze, and_operands
+from htcd.classad.analyze import AP_UNIVERSES, Analysis, analyze, and_operands, universe_asked
 from htcd.errors import UserError
 
 WIDTH = 100
@@ -67,6 +67,22 @@ def wrap_requirements(req: Expr | None, indent: str = "    ") -> str:
     return "".join(indent + x + "\n" for x in lines)
 
 
+def universe_notes(job: ClassAd, a: Analysis) -> list[str]:
+    """Lines on the job's universe: one run on the access point, or one no slot offers."""
+    universe = job.get_value("JobUniverse")
+    if universe in AP_UNIVERSES and job.get_value("JobStatus") == 1:
+        name, knob = AP_UNIVERSES[universe]
+        return [f"\nUniverse: {name}.  The schedd runs this job itself, on the access point, when {knob}\n"
+                "is true; the slots above play no part.\n"]
+    out = []
+    for c in a.conditions:
+        asked = universe_asked(None, c.expr)
+        if asked is not None and c.matched == 0:
+            out.append(f"\nUniverse: the job needs the {asked[0]} universe (step [{c.step}], {c.reduced}),\n"
+                       f"and no slot offers it: {c.reason.split('; ', 1)[-1]}.\n")
+    return out
+
+
 def report(job: ClassAd, a: Analysis) -> str:
     jid = job_id(job)
     out = [f"The Requirements expression for job {jid} is\n\n", wrap_requirements(job.lookup("Requirements")),
@@ -107,6 +123,7 @@ def report(job: ClassAd, a: Analysis) -> str:
         for i, c in enumerate(suggested, 1):
             cond = f"( {c.reduced} )"
             out.append(f"{i:<4}{cond:<34}{c.matched:<20}{c.matched_without:<14}{c.suggestion}\n")
+    out += universe_notes(job, a)
     out.append("\n" + PRIORITY_NOTE)
     out.append(f"\nVerdict: {a.verdict}\n\n")
     return "".join(out)

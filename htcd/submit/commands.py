@@ -19,6 +19,17 @@ UNIVERSES: dict[str, int] = {
     "vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11, "local": 12,
     "vm": 13, "docker": 5, "container": 5,
 }
+# Universes HTCondor has retired: refused by name.  Any other unknown name is taken for a
+# universe a plugin registers on the execute points (``htcd_register_universes``).
+RETIRED_UNIVERSES = frozenset({"standard", "pvm", "mpi", "globus"})
+_PLUGIN_UNIVERSE = re.compile(r"[a-z][a-z0-9_]*")
+# The slot attribute that says an execute point offers a universe, as condor_submit requires it.
+UNIVERSE_CLAUSE = {"docker": "TARGET.HasDocker", "java": "TARGET.HasJava"}
+
+
+def plugin_universe_clause(name: str) -> str:
+    """What a job of a plugin's universe requires: a slot whose starter lists the universe."""
+    return f'stringListIMember("{name}", TARGET.StarterAbilityList)'
 
 NOTIFICATION = {"never": 0, "always": 1, "complete": 2, "error": 3}
 
@@ -238,10 +249,12 @@ class Translator:
         self.container_clauses, self.container_image_input = [], ""
         got = self.first("universe")
         name = got[0].lower() if got else "vanilla"
+        if name not in UNIVERSES and (name in RETIRED_UNIVERSES or not _PLUGIN_UNIVERSE.fullmatch(name)):
+            raise self.fail(f"unknown universe {name!r}; known: {', '.join(sorted(UNIVERSES))}, or the name of "
+                            "a universe a plugin registers", got[1] if got else None)
+        self.ad["JobUniverse"] = str(UNIVERSES.get(name, UNIVERSES["vanilla"]))
         if name not in UNIVERSES:
-            raise self.fail(f"unknown universe {name!r}; known: {', '.join(sorted(UNIVERSES))}",
-                            got[1] if got else None)
-        self.ad["JobUniverse"] = str(UNIVERSES[name])
+            self.ad["PluginUniverse"] = quote(name)  # the startd runs the job through that plugin
         if name in ("scheduler", "local"):
             self.ad["KillSig"] = quote("SIGTERM")
             del self.ad["JobLeaseDuration"]  # no remote starter to lease to
@@ -571,12 +584,16 @@ class Translator:
             clauses.append(f"({user})")
         if not _mentions(user, "Arch"):
             clauses.append(f'(TARGET.Arch == "{_default_arch(self.ctx.config_get)}")')
-        if universe == "docker":
-            if not _mentions(user, "HasDocker"):
-                clauses.append("TARGET.HasDocker")
-        elif universe == "container":
+        if universe in UNIVERSE_CLAUSE:
+            has = UNIVERSE_CLAUSE[universe]
+            if not _mentions(user, has.split(".")[1]):
+                clauses.append(has)
+        if universe not in UNIVERSES:
+            if not _mentions(user, "StarterAbilityList"):
+                clauses.append(plugin_universe_clause(universe))
+        if universe == "container":
             clauses.extend(c for c in self.container_clauses if not _mentions(user, c.split(".")[1]))
-        elif not _mentions(user, "OpSys"):
+        elif universe != "docker" and not _mentions(user, "OpSys"):
             clauses.append(f'(TARGET.OpSys == "{_default_opsys(self.ctx.config_get)}")')
         # Disk and Memory are always checked against the request, whatever the user wrote.
         clauses.append("(TARGET.Disk >= RequestDisk)")
