@@ -17,12 +17,15 @@ from htcd.daemon.log import parse_size
 from htcd.daemon.stats import Pacer
 from htcd.errors import UserError
 from htcd.schedd import history, limits, periodic, query, userlog
+from htcd.schedd.alive import KeepAlive
 from htcd.schedd.attrcheck import check_edit
-from htcd.schedd.autocluster import AutoClusters
+from htcd.schedd.autocluster import AutoClusters, group_submitters, submitter_name
 from htcd.schedd.counters import Counters
 from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Cluster, Job
+from htcd.schedd.local import LocalJobs, ap_universe
 from htcd.schedd.queue import JobId, JobQueue
 from htcd.schedd.shadow import Shadow, fits
+from htcd.transfer.paths import Owner, open_as_owner
 from htcd.wire.client import acall
 from htcd.wire.errors import CommandError, WireError
 from htcd.wire.server import Handler, Request
@@ -30,6 +33,11 @@ from htcd.wire.server import Handler, Request
 # Attributes a client may not set at submit: the schedd owns them.
 PROTECTED = {"owner", "user", "clusterid", "procid", "jobstatus", "globaljobid"}
 FLUSH_EVERY = 20000  # jobs changed by one command between two commits of their changes
+USAGE_FLUSH_DELAY = 5.0  # seconds usage samples of running jobs are gathered before one commit
+# The claim's secret and its public part: never logged, never in a query's answer or the history.
+CLAIM_ATTRS = ("ClaimId", "PublicClaimId")
+# What a running job's usage samples set in its ad (sizes in KiB, MemoryUsage in MB, CPU in s).
+USAGE_ATTRS = ("ImageSize", "ResidentSetSize", "MemoryUsage", "RemoteUserCpu", "RemoteSysCpu", "DiskUsage")
 
 
 class _Batch:
@@ -73,6 +81,12 @@ class Schedd(Daemon):
         self._owners_seen: set[str] = set()
         self._starts: list[float] = []  # recent job starts, for JOB_START_DELAY/JOB_START_COUNT
         self._batch: _Batch | None = None  # set only between two awaits of a command changing many jobs
+        self.local = LocalJobs(self)  # local and scheduler universe jobs, run here without negotiation
+        self.claim_holders: set[Shadow] = set()  # shadows holding a claim (kept alive by ALIVE)
+        self.keepalive = KeepAlive(self)
+        self._reconnects: list[Job] = []  # RUNNING jobs found at start-up, to be reconnected
+        self._usage_dirty: dict[JobId, Job] = {}
+        self._usage_flush: asyncio.TimerHandle | None = None
         self._load()
 
     def default_name(self) -> str:
@@ -81,7 +95,7 @@ class Schedd(Daemon):
     def command_handlers(self) -> dict[str, Handler]:
         return {"RESERVE_CLUSTER": self.cmd_reserve, "SUBMIT": self.cmd_submit, "QUERY_JOBS": self.cmd_query,
                 "ACT_ON_JOBS": self.cmd_act, "NEGOTIATE": self.cmd_negotiate, "MATCHES": self.cmd_matches,
-                "SET_ATTRIBUTES": self.cmd_set_attributes}
+                "SET_ATTRIBUTES": self.cmd_set_attributes, "VACATE_JOBS": self.cmd_vacate_jobs}
 
     # -- the queue in memory ---------------------------------------------------------------
     def _add_job(self, job: Job) -> None:
@@ -89,6 +103,7 @@ class Schedd(Daemon):
         job.cluster.live += 1
         job.cluster.idle += job.status == IDLE
         self.counters.add(job.owner, job.status)
+        self.local.note((job,))
 
     def _load(self) -> None:
         wires, procs, self.next_cluster = self.queue.load()
@@ -101,8 +116,13 @@ class Schedd(Daemon):
                 continue
             proc.pop("ProcId", None)
             job = Job(cluster, p, proc)
-            if job.status == RUNNING:  # its shadow died with the old schedd
+            if job.status == RUNNING and self._reconnectable(job):
+                job.matched = True  # its shadow reconnects to it (startup)
+                self._reconnects.append(job)
+            elif job.status == RUNNING:  # its shadow died with the old schedd, and nothing can find it again
                 job.set(JobStatus=IDLE, LastJobStatus=RUNNING, EnteredCurrentStatus=now)
+                for k in CLAIM_ATTRS:
+                    job.proc.pop(k, None)
                 requeued[job.id] = job.proc
             self._add_job(job)
         if requeued:
@@ -110,8 +130,15 @@ class Schedd(Daemon):
         for cid, n in self.queue.pending_counts().items():
             if cid in self.clusters:
                 self.clusters[cid].pending = n  # materialized further once the loop runs (startup)
-        self.log.info("job queue %s: %d clusters, %d jobs (%d were running, now idle)",
-                      self.queue.path, len(self.clusters), len(self.jobs), len(requeued))
+        self.log.info("job queue %s: %d clusters, %d jobs (%d were running, now idle; %d running, to be "
+                      "reconnected)", self.queue.path, len(self.clusters), len(self.jobs), len(requeued),
+                      len(self._reconnects))
+
+    @staticmethod
+    def _reconnectable(job: Job) -> bool:
+        """A job that ran on an execute point with a lease: its claim is in its ad."""
+        return bool(job.proc.get("ClaimId") and job.proc.get("StartdIpAddr")) and not ap_universe(job) \
+            and float(job.get("JobLeaseDuration", 0) or 0) > 0
 
     def _persist(self, *jobs: Job) -> None:
         if self._batch is not None:
@@ -162,14 +189,11 @@ class Schedd(Daemon):
         return text + userlog.job_ad_information(job.cluster_id, job.proc_id, attrs) if attrs else text
 
     def write_as_owner(self, job: Job, path: str, data: bytes) -> None:
-        uid, gid = self._owner_ids(job.owner)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            if os.geteuid() == 0 and uid is not None:
-                os.fchown(fd, uid, gid if gid is not None else -1)
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        """Write ``path`` doing only what the job's owner could (the schedd may be root): no
+        symbolic link followed at the file, permissions checked as the owner on the way."""
+        fd = open_as_owner(path, Owner.named(job.owner), write=True)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
 
     def _leave_queue(self, job: Job) -> None:
         batch = self._batch
@@ -342,6 +366,7 @@ class Schedd(Daemon):
         cluster.idle += statuses[IDLE]
         for status, n in statuses.items():
             self.counters.add(cluster.owner, status, n)
+        self.local.note(new.values())
         self.log.info("submitted cluster %d: %d procs by %s%s", cid, len(jobs) + cluster.pending, req.identity,
                       f" ({cluster.pending} to be materialized later)" if cluster.pending else "")
         self.publish_soon()
@@ -491,6 +516,28 @@ class Schedd(Daemon):
             j.proc = changed[j.id]
         return {"jobs": len(jobs)}
 
+    async def cmd_vacate_jobs(self, req: Request) -> dict[str, Any]:
+        """``htcd vacate_job``: running jobs leave their execute points and go back to idle (their
+        claims are released); graceful (KillSig, then killed after the vacate time) or ``fast``."""
+        fast = bool(req.arg("fast"))
+        reason = str(req.arg("reason") or f"via htcd vacate_job{' -fast' if fast else ''} (by user "
+                     f"{req.identity.user})")
+        results: dict[str, str] = {}
+        for job in await self._select(req):
+            if not self._may_act(req, job):
+                results[job.id_text] = f"denied: {req.identity} is not the owner ({job.owner}) or a queue superuser"
+                continue
+            shadow = self.shadows.get(job.id)
+            if job.status != RUNNING or not isinstance(shadow, Shadow) or not shadow.running:
+                results[job.id_text] = "not running"
+                continue
+            self.log.info("job %s: vacating (%s)", job.id_text, reason)
+            self.spawn(shadow.kill(graceful=not fast, evict=reason), f"vacate {job.id_text}")
+            results[job.id_text] = "fast-vacated" if fast else "vacated"
+        if not results:
+            raise CommandError("no jobs matched", "NO_MATCH")
+        return {"results": results}
+
     def _remove(self, job: Job, reason: str) -> str:
         if job.status == REMOVED and not job.removing:
             return "already removed"
@@ -538,6 +585,9 @@ class Schedd(Daemon):
             if decision is None:
                 continue
             acted += 1
+            shadow = self.shadows.get(job.id)
+            if decision.action == "remove" and isinstance(shadow, Shadow):
+                shadow.kill_code = 113  # JOB_SHOULD_REMOVE: removed by policy while running
             if decision.action == "hold":
                 self._hold(job, decision.reason, code=periodic.PERIODIC_HOLD_CODE)
             else:
@@ -557,28 +607,114 @@ class Schedd(Daemon):
         return len(self._starts) < max(1, self.knob_int("JOB_START_COUNT", 1))
 
     # -- job lifecycle, called by shadows ---------------------------------------------------
-    def hold(self, job: Job, reason: str, code: int = 0) -> None:
-        self._set_status(job, HELD, HoldReason=reason, HoldReasonCode=code)
+    def hold(self, job: Job, reason: str, code: int = 0, subcode: int = 0) -> None:
+        self._set_status(job, HELD, HoldReason=reason, HoldReasonCode=code, HoldReasonSubCode=subcode)
+        self._forget_claim(job)
         self._persist(job)
         job.matched = False
-        self._event(job, userlog.held(job.cluster_id, job.proc_id, reason, code))
+        self._event(job, userlog.held(job.cluster_id, job.proc_id, reason, code, subcode))
         self.log.info("job %s held: %s", job.id_text, reason)
         self.publish_soon()
 
+    def job_activating(self, job: Job, shadow: Shadow) -> None:
+        """A shadow asks the startd to run ``job``: removals and holds go through the shadow now."""
+        self.shadows[job.id] = shadow
+
     def job_started(self, job: Job, slot_ad: ClassAd, shadow: Shadow) -> None:
+        """The job runs: RUNNING, the execute event, and (for a claim) the claim in the durable ad,
+        so that a restarted schedd finds the job again."""
         now = int(time.time())
         self.shadows[job.id] = shadow
+        claim: dict[str, Any] = {}
+        claim_id = str(getattr(shadow, "claim_id", "") or "")
+        if claim_id:
+            claim = {"ClaimId": claim_id, "PublicClaimId": "#".join(claim_id.split("#")[:3]),
+                     "LastJobLeaseRenewal": now}
         self._set_status(job, RUNNING, JobStartDate=job.get("JobStartDate") or now, JobCurrentStartDate=now,
                          NumJobStarts=int(job.get("NumJobStarts", 0) or 0) + 1,
-                         RemoteHost=str(slot_ad.get_value("Name", "")), StartdIpAddr=shadow.startd)
+                         RemoteHost=str(slot_ad.get_value("Name", "")), StartdIpAddr=shadow.startd, **claim)
         self._persist(job)
         self._allocated[job.id] = {k: slot_ad.get_value(k) for k in ("Cpus", "Disk", "Memory")}
         self._event(job, userlog.execute(job.cluster_id, job.proc_id, shadow.startd,
                                          str(slot_ad.get_value("Name", ""))))
         self.publish_soon()
 
+    def job_not_started(self, job: Job, why: str) -> None:
+        """The startd did not start the job (activation refused or lost): it is idle again."""
+        self.shadows.pop(job.id, None)
+        self._allocated.pop(job.id, None)
+        job.matched = False
+        if job.removing:
+            self.finish_removal(job)
+            return
+        if job.status == RUNNING:  # lost after all (should not happen): back to idle
+            self._set_status(job, IDLE)
+            self._forget_claim(job)
+            self._persist(job)
+        self.log.info("job %s did not start: %s", job.id_text, why)
+        self.reschedule()
+
+    def job_usage(self, job: Job, usage: dict[str, Any]) -> None:
+        """A usage sample of a running job: into its ad at once (htcd q shows it), to disk with the
+        other samples of the next few seconds (one commit), and an image size event when the
+        job's image grew."""
+        if job.id not in self.jobs:
+            return
+        attrs = {k: usage[k] for k in USAGE_ATTRS if isinstance(usage.get(k), (int, float))}
+        if not attrs:
+            return
+        before = int(float(job.text("ImageSize") or 0))
+        job.set(**attrs)
+        size = int(attrs.get("ImageSize", 0) or 0)
+        if size > before:
+            self._event(job, userlog.image_size(job.cluster_id, job.proc_id, size,
+                                                int(attrs.get("MemoryUsage", 0) or 0) or None,
+                                                int(attrs.get("ResidentSetSize", 0) or 0) or None))
+        self._usage_dirty[job.id] = job
+        if self._usage_flush is None:
+            self._usage_flush = asyncio.get_running_loop().call_later(USAGE_FLUSH_DELAY, self._flush_usage)
+
+    def _flush_usage(self) -> None:
+        self._usage_flush = None
+        dirty, self._usage_dirty = self._usage_dirty, {}
+        live = {jid: j.proc for jid, j in dirty.items() if self.jobs.get(jid) is j}
+        if live:
+            self.queue.set_proc_ads(live)
+
+    def lease_renewed(self, jobs: list[Job], when: int) -> None:
+        """The startd answered the keep-alive of these running jobs' claims (LastJobLeaseRenewal)."""
+        for job in jobs:
+            if self.jobs.get(job.id) is job and job.status == RUNNING:
+                job.set(LastJobLeaseRenewal=when)
+                self._usage_dirty[job.id] = job
+        if self._usage_dirty and self._usage_flush is None:
+            self._usage_flush = asyncio.get_running_loop().call_later(USAGE_FLUSH_DELAY, self._flush_usage)
+
+    def job_disconnected(self, job: Job, why: str, slot: str, startd: str) -> None:
+        self._event(job, userlog.disconnected(job.cluster_id, job.proc_id, why, slot, startd))
+
+    def job_reconnected(self, job: Job, slot: str, startd: str, starter: str) -> None:
+        job.set(LastJobLeaseRenewal=int(time.time()))
+        self._persist(job)
+        self._event(job, userlog.reconnected(job.cluster_id, job.proc_id, slot, startd, starter))
+        self.log.info("job %s: reconnected to %s", job.id_text, slot)
+
+    def reconnect_failed(self, job: Job, reason: str, slot: str) -> None:
+        """The running job could not be found again (its lease ran out): event 024, back to idle."""
+        self._event(job, userlog.reconnect_failed(job.cluster_id, job.proc_id, reason, slot))
+        self.log.info("job %s: reconnection to %s failed (%s); rescheduling it", job.id_text, slot, reason)
+        self.job_lost(job, reason, event=False)
+
+    def _forget_claim(self, job: Job) -> None:
+        for k in CLAIM_ATTRS:
+            job.proc.pop(k, None)
+
+    def alive_interval(self) -> int:
+        return max(1, self.knob_int("ALIVE_INTERVAL", 300))
+
     def job_exited(self, job: Job, result: dict[str, Any], bytes_received: int, bytes_sent: int) -> None:
         self.shadows.pop(job.id, None)
+        self._forget_claim(job)
         now = int(time.time())
         sig = result.get("signal")
         attrs: dict[str, Any] = {"CompletionDate": now, "ExitBySignal": sig is not None,
@@ -628,11 +764,13 @@ class Schedd(Daemon):
     def finish_removal(self, job: Job) -> None:
         self.shadows.pop(job.id, None)
         self._allocated.pop(job.id, None)
+        self._forget_claim(job)
         self._event(job, userlog.aborted(job.cluster_id, job.proc_id, str(job.get("RemoveReason", ""))))
         self._leave_queue(job)
 
-    def job_lost(self, job: Job, why: str) -> None:
-        """The claim broke under a running job: back to idle, or finish a pending removal."""
+    def job_lost(self, job: Job, why: str, event: bool = True) -> None:
+        """The job's run ended without an exit (evicted, vacated, lost): back to idle, or finish a
+        pending removal; ``event``: the evicted event (004)."""
         self.shadows.pop(job.id, None)
         self._allocated.pop(job.id, None)
         job.matched = False
@@ -641,8 +779,10 @@ class Schedd(Daemon):
             return
         if job.status == RUNNING:
             self._set_status(job, IDLE, LastVacateTime=int(time.time()))
+            self._forget_claim(job)
             self._persist(job)
-            self._event(job, userlog.evicted(job.cluster_id, job.proc_id, why))
+            if event:
+                self._event(job, userlog.evicted(job.cluster_id, job.proc_id, why))
         self.reschedule()
 
     def job_vacated(self, job: Job) -> None:
@@ -650,6 +790,13 @@ class Schedd(Daemon):
         self.shadows.pop(job.id, None)
         self._allocated.pop(job.id, None)
         job.matched = False
+        if self._forget_claim_changed(job):
+            self._persist(job)
+
+    def _forget_claim_changed(self, job: Job) -> bool:
+        had = any(k in job.proc for k in CLAIM_ATTRS)
+        self._forget_claim(job)
+        return had
 
     def unmatch(self, job: Job) -> None:
         job.matched = False
@@ -660,7 +807,8 @@ class Schedd(Daemon):
         if self.stopping.is_set() or not self.may_start():
             return None
         for job in self.jobs.values():
-            if job.status == IDLE and not job.matched and job.owner == owner and fits(job, slot_ad):
+            if job.status == IDLE and not job.matched and job.owner == owner and not ap_universe(job) \
+                    and fits(job, slot_ad):
                 job.matched = True
                 self._starts.append(time.monotonic())
                 return job
@@ -669,14 +817,17 @@ class Schedd(Daemon):
     # -- negotiation -------------------------------------------------------------------------
     async def cmd_negotiate(self, req: Request) -> list[dict[str, Any]]:
         """One resource request per autocluster of the submitter's idle jobs, with a count."""
-        submitter = str(req.require("submitter"))
+        submitter = str(req.require("submitter"))  # owner@domain, or group.user@domain
         owner = submitter.split("@", 1)[0]
-        limit = int(req.arg("limit") or 1000)
+        limit = int(req.arg("limit") or 200)  # NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE
         self.autoclusters.learn_slots([ClassAd.from_wire(w) for w in req.arg("slot_ads") or []])
         if not self.may_start():
             return []
-        idle = [j for j in self.jobs.values() if j.status == IDLE and not j.matched and j.owner == owner]
-        return self.autoclusters.requests(idle, limit)
+        domain = self.uid_domain
+        idle = [j for j in self.jobs.values()
+                if j.status == IDLE and not j.matched and (j.owner == owner or "." in owner) and not ap_universe(j)
+                and submitter_name(j, domain) == submitter]
+        return self.autoclusters.requests(idle, limit, req.arg("skip") or ())
 
     async def cmd_matches(self, req: Request) -> int:
         started = 0
@@ -692,8 +843,8 @@ class Schedd(Daemon):
                 continue
             job.matched = True
             self._starts.append(time.monotonic())
-            shadow = Shadow(self, job, ClassAd.from_wire(m["slot_ad"]), str(m["claim_id"]))
-            task = self.spawn(shadow.run(), f"shadow {job.id_text}")
+            shadow = Shadow(self, job, ClassAd.from_wire(m["slot_ad"]), str(m["claim_id"]), preempt=m.get("preempt"))
+            task = shadow.task = self.spawn(shadow.run(), f"shadow {job.id_text}")
             self.shadow_tasks.add(task)
             task.add_done_callback(self.shadow_tasks.discard)
             started += 1
@@ -710,14 +861,16 @@ class Schedd(Daemon):
         acid = int(m["autocluster"])
         if acid not in spares:
             spares[acid] = self.autoclusters.idle_members(list(self.jobs.values()), job.owner, acid)
-        return next((j for j in spares[acid] if j.status == IDLE and not j.matched), None)
+        return next((j for j in spares[acid] if j.status == IDLE and not j.matched and not ap_universe(j)), None)
 
     async def _reschedule_later(self, delay: float) -> None:
         await asyncio.sleep(delay)
         self.reschedule()
 
     def reschedule(self) -> None:
-        """Ask the negotiator for a cycle soon (coalescing bursts of submits)."""
+        """Ask the negotiator for a cycle soon (coalescing bursts of submits); local and scheduler
+        universe jobs need no negotiator and are started here."""
+        self.local.start_soon()
         if self._reschedule is None or self._reschedule.done():
             self._reschedule = self.spawn(self._send_reschedule(), "reschedule")
 
@@ -741,7 +894,8 @@ class Schedd(Daemon):
         ad["TotalIdleJobs"], ad["TotalRunningJobs"] = counts[IDLE], counts[RUNNING]
         ad["TotalHeldJobs"], ad["TotalRemovedJobs"] = counts[HELD], counts[REMOVED]
         ad["TotalJobAds"] = len(self.jobs)
-        ad["TotalLocalJobsIdle"], ad["TotalLocalJobsRunning"] = 0, 0
+        for k, v in self.local.ad_attributes().items():
+            ad[k] = v
         ad["NumUsers"] = len(self.counters.by_owner)
         ad["MaxJobsRunning"] = self.knob_int("MAX_JOBS_RUNNING", 10000)
         ad["MaxJobsSubmitted"] = self.knob_int("MAX_JOBS_SUBMITTED", 2**31 - 1)
@@ -758,6 +912,14 @@ class Schedd(Daemon):
     def submitter_ads(self) -> list[ClassAd]:
         owners = set(self.counters.by_owner)
         ads = []
+        grouped = group_submitters(self.clusters.values(), self.jobs.values(),
+                                   self.uid_domain)  # accounting groups negotiate as group.user@domain
+        for gname, (gowner, gidle, grunning) in sorted(grouped.items()):
+            ad = self.base_ad("Submitter")
+            ad["Name"], ad["Owner"], ad["ScheddName"] = gname, gowner, self.name
+            ad["ScheddIpAddr"] = str(self.server.address)
+            ad["IdleJobs"], ad["RunningJobs"], ad["HeldJobs"] = gidle, grunning, 0
+            ads.append(ad)
         for owner in sorted(owners | self._owners_seen):
             c = self.counters.by_owner.get(owner)
             ad = self.base_ad("Submitter")
@@ -765,8 +927,13 @@ class Schedd(Daemon):
             ad["Owner"] = owner
             ad["ScheddName"] = self.name
             ad["ScheddIpAddr"] = str(self.server.address)
-            ad["IdleJobs"] = c[IDLE] if c else 0
-            ad["RunningJobs"] = c[RUNNING] if c else 0
+            ap = self.local.ad_attributes(owner) if self.local.jobs else {}  # AP jobs are not negotiated
+            ad["IdleJobs"] = (c[IDLE] if c else 0) - ap.get("LocalJobsIdle", 0) - ap.get("SchedulerJobsIdle", 0) \
+                - sum(g[1] for g in grouped.values() if g[0] == owner)
+            ad["RunningJobs"] = (c[RUNNING] if c else 0) - ap.get("LocalJobsRunning", 0) \
+                - ap.get("SchedulerJobsRunning", 0) - sum(g[2] for g in grouped.values() if g[0] == owner)
+            for k, v in ap.items():
+                ad[k] = v
             ad["HeldJobs"] = c[HELD] if c else 0
             ads.append(ad)
         self._owners_seen = owners
@@ -784,8 +951,22 @@ class Schedd(Daemon):
         for cluster in list(self.clusters.values()):
             if cluster.pending:
                 self._materialize_soon(cluster)
+        self.every(lambda: float(self.alive_interval()), self.keepalive.send, "claim keep-alives",
+                   first=float(self.alive_interval()))
+        self._start_reconnects()
         if self.counters.total[IDLE]:
             self.reschedule()
+
+    def _start_reconnects(self) -> None:
+        """A shadow for each job found RUNNING with a claim: it reconnects within the job's lease."""
+        jobs, self._reconnects = self._reconnects, []
+        for job in jobs:
+            if self.jobs.get(job.id) is not job:
+                continue
+            shadow = Shadow.for_reconnect(self, job)
+            task = shadow.task = self.spawn(shadow.reconnect(), f"shadow {job.id_text} (reconnect)")
+            self.shadow_tasks.add(task)
+            task.add_done_callback(self.shadow_tasks.discard)
 
     async def shutdown(self, fast: bool) -> None:
         """Graceful or fast: end the shadows (their claims close, so the startds stop the jobs);
@@ -803,7 +984,24 @@ class Schedd(Daemon):
                 self.log.info("peaceful shutdown: waiting for %d running job(s) to finish", len(self.shadow_tasks))
                 await asyncio.wait(set(self.shadow_tasks), return_when=asyncio.FIRST_COMPLETED)
             self.log.info("peaceful shutdown: no job is running")
+        if not fast:
+            await self._vacate_for_shutdown()
         for task in list(self.shadow_tasks):
             task.cancel()
         await asyncio.gather(*self.shadow_tasks, return_exceptions=True)
+        if self._usage_flush is not None:
+            self._usage_flush.cancel()
+            self._flush_usage()
         self.queue.close()
+
+    async def _vacate_for_shutdown(self) -> None:
+        """Graceful shutdown: the running jobs are stopped and requeued and their claims released
+        (a fast shutdown, or a crash, leaves them running for the next schedd to reconnect to)."""
+        shadows = [s for s in self.claim_holders if s.task is not None and not s.task.done()]
+        for shadow in shadows:
+            if shadow.running:
+                self.spawn(shadow.kill(evict="the schedd is shutting down"), f"vacate {shadow.job.id_text}")
+        tasks = {s.task for s in shadows if s.task is not None}
+        if tasks:
+            self.log.info("graceful shutdown: vacating %d running job(s) and releasing their claims", len(tasks))
+            await asyncio.wait(tasks, timeout=30)

@@ -157,6 +157,7 @@ def _claim(slot: Slot, ad: ClassAd, now: float) -> None:
     ad["ClientMachine"] = claim.client
     ad["PublicClaimId"] = claim.public_id
     ad["TotalClaimRunTime"] = int(now - claim.start)
+    _accounting(claim.job_ad, ad)
     if claim.accepted_while_draining:
         ad["AcceptedWhileDraining"] = True
     if slot.starter is not None:
@@ -170,6 +171,28 @@ def _claim(slot: Slot, ad: ClassAd, now: float) -> None:
         ad["PreemptingOwner"] = slot.pending.owner
         ad["PreemptingUser"] = slot.pending.user
         ad["PreemptingRank"] = slot.pending.rank
+
+
+def _accounting(job: ClassAd, ad: ClassAd) -> None:
+    """What the negotiator's accountant and preemption read of a claim: whom it is charged to
+    (AccountingGroup: ``group.user@domain``, or the job's User), the group it negotiated under
+    (RemoteNegotiatingGroup, ``<none>`` outside groups) and the job's ConcurrencyLimits."""
+    user = job.get_value("User")
+    domain = user.rpartition("@")[2] if isinstance(user, str) and "@" in user else ""
+    group = job.get_value("AccountingGroup")
+    if not isinstance(group, str) or not group:
+        acct = job.get_value("AcctGroup")
+        if isinstance(acct, str) and acct:
+            group = f"{acct}.{job.get_value('AcctGroupUser') or job.get_value('Owner') or ''}"
+    if isinstance(group, str) and group:
+        ad["AccountingGroup"] = group if "@" in group or not domain else f"{group}@{domain}"
+        ad["RemoteNegotiatingGroup"] = group.rsplit(".", 1)[0] if "." in group else group
+    elif isinstance(user, str) and user:
+        ad["AccountingGroup"] = user
+        ad["RemoteNegotiatingGroup"] = "<none>"
+    limits = job.get_value("ConcurrencyLimits")
+    if isinstance(limits, str) and limits:
+        ad["ConcurrencyLimits"] = limits
 
 
 def _drain(startd: Startd, slot: Slot, ad: ClassAd) -> None:

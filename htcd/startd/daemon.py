@@ -23,6 +23,7 @@ from htcd.errors import UserError
 from htcd.plugins import PluginManager
 from htcd.startd import layout, machine, states
 from htcd.startd.ads import slot_ad
+from htcd.startd.claims import ClaimCommands, JobRun, job_lease
 from htcd.startd.cron import Cron, load_jobs
 from htcd.startd.slot import (
     BUSY,
@@ -55,10 +56,12 @@ from htcd.wire.server import Handler, Request
 MODIFY_REQUEST = {"Cpus": "quantize(RequestCpus, {1})", "Memory": "quantize(RequestMemory, {128})",
                   "Disk": "quantize(RequestDisk, {Target.DiskQuantum ?: 1024})"}
 HOW_FAST = ("graceful", "quick", "fast")
+# A slot offering one of these universes says so the way HTCondor's slots do (its plugin may add more).
+UNIVERSE_HAS = {"docker": "HasDocker", "java": "HasJava", "vm": "HasVM", "container": "HasContainer"}
 ON_COMPLETION = ("nothing", "resume", "exit", "restart")
 
 
-class Startd(Daemon):
+class Startd(ClaimCommands, Daemon):
     subsystem = "STARTD"
     ad_type = "Machine"
 
@@ -93,6 +96,8 @@ class Startd(Daemon):
     def command_handlers(self) -> dict[str, Handler]:
         return {"REQUEST_CLAIM": self.cmd_request_claim, "ACTIVATE_CLAIM": self.cmd_activate_claim,
                 "DEACTIVATE_CLAIM": self.cmd_deactivate_claim, "RELEASE_CLAIM": self.cmd_release_claim,
+                "ALIVE": self.cmd_alive, "RECONNECT_JOB": self.cmd_reconnect_job,
+                "VACATE_CLAIMS": self.cmd_vacate_claims,
                 "DRAIN_JOBS": self.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": self.cmd_cancel_drain_jobs}
 
     # -- start-up ------------------------------------------------------------------------
@@ -115,6 +120,7 @@ class Startd(Daemon):
         self.cron.start(load_jobs(self.config, self.log))
         self.evaluate_all()
         self.every(self.polling_interval, self._poll, "policy", first=self.polling_interval())
+        self.every(self.lease_check_interval, self._check_leases, "claim leases", first=self.lease_check_interval())
 
     def _make_slots(self) -> list[Slot]:
         slots = []
@@ -129,6 +135,9 @@ class Startd(Daemon):
     def _new_id(self) -> str:
         self._claim_seq += 1
         return new_claim_id(str(self.server.address), self.start_time, self._claim_seq)
+
+    async def _check_leases(self) -> None:
+        self.check_claim_leases()
 
     def polling_interval(self) -> float:
         return max(0.1, self.config.get_float("POLLING_INTERVAL", 5.0))
@@ -174,7 +183,10 @@ class Startd(Daemon):
                 ad[k] = v
             for k, v in self.provided.items():
                 ad[k] = v
-            for u in self.universes.values():
+            for uname, u in self.universes.items():
+                has = UNIVERSE_HAS.get(uname)  # the attribute condor_submit's Requirements test
+                if has:
+                    ad[has] = True
                 for k, v in u.machine_attributes().items():
                     ad[k] = v
             for attrs in self.cron_attrs.values():
@@ -224,7 +236,7 @@ class Startd(Daemon):
                 slot.condor_load = 0.0
                 slot.cpu_seen = (0.0, 0.0)
                 continue
-            cpu = machine.tree_cpu_seconds(pid)
+            cpu = slot.starter.cpu_seconds() if slot.starter is not None else 0.0  # its cgroup, else its tree
             t0, c0 = slot.cpu_seen
             if t0 > 0 and now > t0:
                 slot.condor_load = max(0.0, (cpu - c0) / (now - t0))
@@ -297,6 +309,8 @@ class Startd(Daemon):
                 slot.preemptions += 1
                 if slot.retire_why == "rank":
                     slot.rank_preemptions += 1
+        if t.hold is not None and starter is not None and starter.hold is None:
+            starter.hold = t.hold  # WANT_HOLD: the job's end is a hold, not a requeue
         if t.state == PREEMPTING and starter is not None and t.activity != slot.activity:
             if t.activity == VACATING:
                 starter.vacate()
@@ -372,8 +386,9 @@ class Startd(Daemon):
             slot = self._carve(slot, ad, job, user)
         if slot.state in (UNCLAIMED, OWNER):
             claim = self._make_claim(slot, job, owner, user, client, rank)
+            claim.lease = self.claim_lease(req.arg("alive_interval"))
             self.apply(slot, Transition(CLAIMED, IDLE, f"claimed by {user} for {owner or 'a job'}"))
-            req.conn.on_close.append(lambda: self._claim_connection_closed(slot, claim))
+            self.watch_connection(slot, claim, req.conn)
             self.publish_soon()
             return {"slot_ad": slot_ad(self, slot).to_wire(), "claim_id": claim.id}
         if slot.state == CLAIMED and slot.claim is not None:
@@ -383,10 +398,13 @@ class Startd(Daemon):
     async def _preempting_claim(self, slot: Slot, req: Request, job: ClassAd, owner: str, user: str, client: str,
                                 rank: float) -> dict[str, Any]:
         """A claim request for a claimed slot: it wins if the slot's RANK puts its job above the
-        current claim's, and waits until the current claim is gone (retired, vacated)."""
+        current claim's, or if the negotiator preempts by user priority (``preempt="priority"``:
+        it decided, so RANK is not checked), and waits until the current claim is gone (retired
+        per MaxJobRetirementTime, vacated)."""
         current = slot.claim
         assert current is not None
-        if rank <= current.rank:
+        by_priority = req.arg("preempt") == "priority"
+        if not by_priority and rank <= current.rank:
             raise CommandError(f"{slot.name} is Claimed and RANK for this job ({rank:g}) is not above the "
                                f"current claim's ({current.rank:g})", "BUSY")
         if slot.pending is not None:
@@ -394,8 +412,12 @@ class Startd(Daemon):
         done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         pending = PendingClaim(job, owner, user, client, rank, done)
         slot.pending = pending
-        self.log.info("%s: a claim request from %s ranks higher (%g > %g): preempting the claim of %s",
-                      slot.short_name, user, rank, current.rank, current.user)
+        if by_priority:
+            self.log.info("%s: the negotiator preempts the claim of %s by user priority for %s", slot.short_name,
+                          current.user, user)
+        else:
+            self.log.info("%s: a claim request from %s ranks higher (%g > %g): preempting the claim of %s",
+                          slot.short_name, user, rank, current.rank, current.user)
 
         self.step(slot)
         self.publish_soon()
@@ -464,6 +486,7 @@ class Startd(Daemon):
         slot = self._slot_for_claim(str(req.require("claim_id")))
         claim = slot.claim
         assert claim is not None
+        claim.renew()
         if slot.state != CLAIMED or slot.activity != IDLE:
             raise CommandError(f"{slot.name} is {slot.state}/{slot.activity}, cannot start a job", "BUSY")
         if self.stopping.is_set():
@@ -475,8 +498,12 @@ class Startd(Daemon):
             raise CommandError(f"{slot.name} does not offer the {uname} universe", "NO_UNIVERSE")
         starter = Starter(job, slot.name, slot.slot_id if slot.kind != DYNAMIC else slot.slot_id * 1000 + slot.sub_id,
                           self.config.get("EXECUTE") or ".", universe,
-                          self.open_log("STARTER", f".{slot.short_name}"), files=dict(req.arg("files") or {}))
+                          self.open_log("STARTER", f".{slot.short_name}"), files=dict(req.arg("files") or {}),
+                          config=self.config, memory_mb=slot.memory, on_sample=lambda _usage: self._job_sampled(slot))
+        run = JobRun(f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}", job_lease(job), starter)
+        starter.on_update = run.sampled  # usage samples stream to the shadow
         claim.job_ad = job
+        claim.run = run
         slot.starter = starter
         slot.job_start = time.time()
         slot.suspended_total = 0.0
@@ -487,27 +514,18 @@ class Startd(Daemon):
                                                    f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}"))
         self.step(slot)
         self.publish_soon()
-        run = asyncio.ensure_future(starter.run())
-        gone = asyncio.ensure_future(req.conn.closed_by_peer())
-        result: dict[str, Any] = {}
-        try:
-            await asyncio.wait({run, gone}, return_when=asyncio.FIRST_COMPLETED)
-            if not run.done():
-                self.log.info("%s: the shadow went away; killing the job", slot.short_name)
-                if slot.state == CLAIMED:
-                    self.apply(slot, Transition(PREEMPTING, KILLING, "the schedd's claim connection closed"))
-                else:
-                    starter.kill()
-            result = await run
-        finally:
-            gone.cancel()
-            evicted = slot.evicting
-            self._job_ended(slot)
-        if evicted and not result.get("error"):
-            result["evicted"] = evicted
-        if claim.closed or slot.claim is not claim:
-            result["claim_closed"] = claim.closed or "the claim ended"
-        return result
+        run.task = self.spawn(self.run_job(slot, claim, run), f"job {run.job_id}")
+        return await self.follow_run(req, slot, claim, run, {"update": "activated"})
+
+    def _job_sampled(self, slot: Slot) -> None:
+        """A starter's periodic sample is in the job ad: PERIODIC_CHECKPOINT for a job that wants
+        its checkpoint signal, then the policy (PREEMPT, WANT_HOLD may look at MemoryUsage)."""
+        starter = slot.starter
+        if starter is not None and starter.wants_checkpoint_signal() and slot.activity == BUSY:
+            ad = slot_ad(self, slot, policy=True)
+            if self.policy.truth(ad, "PERIODIC_CHECKPOINT", slot.claim.job_ad if slot.claim else None)[0]:
+                starter.checkpoint()
+        self.evaluate_soon()
 
     def _job_ended(self, slot: Slot) -> None:
         slot.starter = None
@@ -522,22 +540,17 @@ class Startd(Daemon):
 
     @staticmethod
     def _universe_name(job: ClassAd) -> str:
-        names = {5: "vanilla", 7: "scheduler", 12: "local"}
+        """The universe plugin that runs ``job``: a plugin's universe by name (submit's
+        ``PluginUniverse``), docker and container by their Want attributes, else by number."""
+        names = {5: "vanilla", 7: "scheduler", 9: "grid", 10: "java", 11: "parallel", 12: "local", 13: "vm"}
+        plugin = job.get_value("PluginUniverse")
+        if isinstance(plugin, str) and plugin:
+            return plugin.lower()
         if job.get_value("WantDocker") is True:
             return "docker"
+        if job.get_value("WantContainer") is True:
+            return "container"
         return names.get(int(job.get_value("JobUniverse", 5) or 5), "vanilla")
-
-    def _claim_connection_closed(self, slot: Slot, claim: Claim) -> None:
-        """The schedd's claim connection ended: without a lease, the claim ends with it."""
-        if slot.claim is claim:
-            self.release(slot, "the schedd's claim connection closed", kill=True)
-
-    async def cmd_deactivate_claim(self, req: Request) -> str:
-        slot = self._slot_for_claim(str(req.require("claim_id")))
-        if slot.starter is not None:
-            self.log.info("%s: killing the job at the request of %s", slot.short_name, req.identity)
-            slot.starter.kill()
-        return "ok"
 
     async def cmd_release_claim(self, req: Request) -> str:
         slot = self._slot_for_claim(str(req.require("claim_id")))

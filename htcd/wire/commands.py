@@ -35,6 +35,11 @@ _TABLE = [
     Command("UPDATE_SESSION", auth.DAEMON, ("COLLECTOR",), "Open a session for signed UDP updates (id, key, port)."),
     # negotiator
     Command("RESCHEDULE", auth.WRITE, ("NEGOTIATOR",), "Start a negotiation cycle soon."),
+    Command("GET_PRIORITY", auth.READ, ("NEGOTIATOR",), "The accountant's records (htcd userprio)."),
+    Command("SET_PRIORITYFACTOR", auth.ADMINISTRATOR, ("NEGOTIATOR",), "Set a user's priority factor."),
+    Command("SET_PRIORITY", auth.ADMINISTRATOR, ("NEGOTIATOR",), "Set a user's real priority."),
+    Command("RESET_USAGE", auth.ADMINISTRATOR, ("NEGOTIATOR",), "Reset a user's (or every user's) usage."),
+    Command("DELETE_USER", auth.ADMINISTRATOR, ("NEGOTIATOR",), "Remove a user from the accountant."),
     # schedd
     Command("RESERVE_CLUSTER", auth.WRITE, ("SCHEDD",), "Reserve the next cluster id for a submit."),
     Command("SUBMIT", auth.WRITE, ("SCHEDD",), "Commit a cluster and its procs in one transaction."),
@@ -43,11 +48,15 @@ _TABLE = [
     Command("SET_ATTRIBUTES", auth.WRITE, ("SCHEDD",), "Set attributes of jobs in one transaction (qedit)."),
     Command("NEGOTIATE", auth.NEGOTIATOR, ("SCHEDD",), "Resource requests of one submitter."),
     Command("MATCHES", auth.NEGOTIATOR, ("SCHEDD",), "Matches made for a submitter's requests."),
+    Command("VACATE_JOBS", auth.WRITE, ("SCHEDD",), "Vacate running jobs back to idle (htcd vacate_job)."),
     # startd
     Command("REQUEST_CLAIM", auth.DAEMON, ("STARTD",), "Claim a slot with the claim id from a match."),
     Command("ACTIVATE_CLAIM", auth.DAEMON, ("STARTD",), "Run a job on a claimed slot; replies when it ends."),
     Command("DEACTIVATE_CLAIM", auth.DAEMON, ("STARTD",), "Kill the job running on a claim."),
     Command("RELEASE_CLAIM", auth.DAEMON, ("STARTD",), "Give a claimed slot back."),
+    Command("ALIVE", auth.DAEMON, ("STARTD",), "The schedd's keep-alive for its claims (renews their leases)."),
+    Command("RECONNECT_JOB", auth.DAEMON, ("STARTD",), "Follow a running job again after a disconnect (job lease)."),
+    Command("VACATE_CLAIMS", auth.ADMINISTRATOR, ("STARTD",), "End the claims of slots, vacating their jobs (htcd vacate)."),
     # master
     Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon but the master (htcd off)."),
     Command("DAEMONS_ON", auth.ADMINISTRATOR, ("MASTER",), "Start the daemons of DAEMON_LIST that are off."),
