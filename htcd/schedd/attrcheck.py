@@ -20,6 +20,8 @@ PROTECTED = {
     "jobstatus": "the status changes through htcd hold, release and rm",
     "autoclusterid": "the schedd computes it from the job's significant attributes",
     "autoclusterattrs": "the schedd computes it from the slots' and the job's requirements",
+    "claimid": "the schedd keeps the claim of a running job (a secret shared with the startd)",
+    "publicclaimid": "the schedd keeps the claim of a running job",
 }
 
 _NUMBER = "a number"

@@ -164,6 +164,7 @@ class AutoClusters:
                 names |= references(e)[0]
         names |= {k.lower() for k in (*job.cluster.wire, *job.proc) if k.lower().startswith("request")}
         names |= set(NEGOTIATION_ATTRS)
+        names |= set(MATCH_EXPRS)  # jobs that ask for different slots never share a request
         return tuple(sorted(n for n in names if job.text(n) is not None))
 
     def _values(self, job: Job, attrs: tuple[str, ...]) -> tuple[str | None, ...]:

@@ -40,6 +40,11 @@ CLAIM_ATTRS = ("ClaimId", "PublicClaimId")
 USAGE_ATTRS = ("ImageSize", "ResidentSetSize", "MemoryUsage", "RemoteUserCpu", "RemoteSysCpu", "DiskUsage")
 
 
+def _asks_hold(ad: dict[str, str]) -> bool:
+    status = next((v for k, v in ad.items() if k.lower() == "jobstatus"), None)
+    return status is not None and status.strip() == str(HELD)
+
+
 class _Batch:
     """Writes collected while one command changes many jobs (``htcd rm -all``): the queue changes
     go in one transaction and each event log gets one write, from a worker thread; the history is
@@ -80,6 +85,7 @@ class Schedd(Daemon):
         self._reschedule: asyncio.Task[None] | None = None
         self._owners_seen: set[str] = set()
         self._starts: list[float] = []  # recent job starts, for JOB_START_DELAY/JOB_START_COUNT
+        self._ids_cache: dict[str, tuple[float, tuple[int | None, int | None]]] = {}
         self._batch: _Batch | None = None  # set only between two awaits of a command changing many jobs
         self.local = LocalJobs(self)  # local and scheduler universe jobs, run here without negotiation
         self.claim_holders: set[Shadow] = set()  # shadows holding a claim (kept alive by ALIVE)
@@ -154,10 +160,17 @@ class Schedd(Daemon):
         job.set(LastJobStatus=job.status, JobStatus=status, EnteredCurrentStatus=int(time.time()), **attrs)
 
     def _owner_ids(self, owner: str) -> tuple[int | None, int | None]:
+        """The owner's uid and gid (looked up once a minute at most: every event write asks)."""
+        now = time.monotonic()
+        hit = self._ids_cache.get(owner)
+        if hit is not None and now - hit[0] < 60:
+            return hit[1]
+        ids: tuple[int | None, int | None] = (None, None)
         with contextlib.suppress(KeyError):
             pw = pwd.getpwnam(owner)
-            return pw.pw_uid, pw.pw_gid
-        return None, None
+            ids = (pw.pw_uid, pw.pw_gid)
+        self._ids_cache[owner] = (now, ids)
+        return ids
 
     def _log_targets(self, job: Job) -> list[str]:
         path = job.get("UserLog")
@@ -323,13 +336,18 @@ class Schedd(Daemon):
         limits.check_counts(self.config, len(proc_ads), len(self.jobs) + self.submitting,
                             self.counters.jobs(user))
         pacer = Pacer()
+        # ``hold = true`` in the submit file: the job starts held (the only status a client may ask for)
+        on_hold = _asks_hold(cluster_ad)
         for i, ad in enumerate((cluster_ad, *proc_ads)):
             if i & 255 == 0 and pacer.due():
                 await pacer.pause()
+            held = i > 0 and _asks_hold(ad)
             for k in [k for k in ad if k.lower() in PROTECTED]:
                 del ad[k]
+            if held:
+                ad["JobStatus"] = str(HELD)
         cluster_ad.update({"ClusterId": str(cid), "Owner": unparse(user), "User": unparse(str(req.identity)),
-                           "JobStatus": str(IDLE), "TotalSubmitProcs": str(len(proc_ads))})
+                           "JobStatus": str(HELD if on_hold else IDLE), "TotalSubmitProcs": str(len(proc_ads))})
         await self._validate(cluster_ad, proc_ads)
         cluster = Cluster(cid, cluster_ad)
         jobs = []

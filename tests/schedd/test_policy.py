@@ -179,3 +179,16 @@ def test_job_start_delay_paces_starts(make_pool) -> None:
     stamps = [line.split(" ", 2)[2][:19] for line in log.read_text().splitlines() if line.startswith("001 (")]
     t0, t1 = (datetime.datetime.fromisoformat(s.replace(" ", "T")) for s in stamps)
     assert (t1 - t0).total_seconds() >= 1, f"the second start waited for JOB_START_DELAY: {stamps}"
+
+
+def test_hold_true_submits_held_jobs_that_release_to_idle(make_pool) -> None:
+    pool = make_pool(NO_EXECUTE, slots=0)
+    cid = pool.submit(SUB + "hold = true\nqueue 2\n", "held.sub")
+    assert pool.job_attr(f"{cid}.0", "JobStatus") == "5"
+    assert pool.job_attr(f"{cid}.1", "HoldReasonCode") == "15"
+    assert pool.job_attr(f"{cid}.0", "HoldReason") == "submitted on hold at user's request"
+    pool.htcd("release", f"{cid}.0")
+    assert pool.job_attr(f"{cid}.0", "JobStatus") == "1"
+    assert pool.job_attr(f"{cid}.1", "JobStatus") == "5", "releasing one proc leaves the other held"
+    proc = pool.htcd("qedit", f"{cid}.1", "ClaimId", '"forged"', check=False)
+    assert proc.returncode != 0 and "ClaimId cannot be changed" in proc.stderr
