@@ -122,7 +122,7 @@ def _quote(text: str) -> str:
 
 
 def _references(text: str) -> set[str]:
-    from htcd.schedd.autocluster import references
+    from htcd.classad.references import references
 
     try:
         return references(parse_expr(text))[0]

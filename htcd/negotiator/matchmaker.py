@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from htcd.classad import ClassAd, Expr, parse_expr, symmetric_match
+from htcd.classad.references import text_references
 from htcd.classad.values import ERROR, UNDEFINED
-from htcd.negotiator.refs import text_references
 
 # HTCondor's defaults of MODIFY_REQUEST_EXPR_REQUESTCPUS, ..._REQUESTMEMORY, ..._REQUESTDISK.
 MODIFY_REQUEST = {"Cpus": "quantize(RequestCpus, {1})", "Memory": "quantize(RequestMemory, {128})",

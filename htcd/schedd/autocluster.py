@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from htcd.classad import ClassAd, ClassAdSyntaxError, Expr, is_true, parse_expr
-from htcd.classad.expr import AttrRef, Select
+from htcd.classad.references import references
 from htcd.config import Config
 from htcd.schedd.jobs import IDLE, RUNNING, Cluster, Job
 
@@ -50,35 +50,6 @@ def cluster_submitter(cluster: Cluster, uid_domain: str) -> str | None:
     if cluster.text("AccountingGroup") is None and cluster.text("AcctGroup") is None:
         return None
     return submitter_name(Job(cluster, 0, {}), uid_domain)
-
-
-def _children(e: Any) -> Iterator[Any]:
-    for cls in type(e).__mro__:
-        for slot in getattr(cls, "__slots__", ()):
-            v = getattr(e, slot, None)
-            if isinstance(v, Expr):
-                yield v
-            elif isinstance(v, (list, tuple)):
-                yield from (x for x in v if isinstance(x, Expr))
-
-
-def references(e: Expr) -> tuple[set[str], set[str]]:
-    """(bare or MY. names, TARGET. names) an expression references, lower-cased."""
-    mine: set[str] = set()
-    target: set[str] = set()
-    todo = [e]
-    while todo:
-        x = todo.pop()
-        if type(x) is AttrRef:
-            mine.add(x.lname)
-            continue
-        if type(x) is Select and type(x.base) is AttrRef and x.base.lname in ("my", "target"):
-            (mine if x.base.lname == "my" else target).add(x.lname)
-            continue
-        todo.extend(_children(x))
-    mine.discard("my")
-    mine.discard("target")
-    return mine, target
 
 
 def _parse(text: str | None) -> Expr | None:

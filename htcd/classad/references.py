@@ -1,6 +1,6 @@
 """Which attributes an expression reads, split into its own ad's (bare or MY.) and the other ad's
-(TARGET.), cached by expression text: the matchmaker groups slots by the values of what a job's
-and the slots' expressions read."""
+(TARGET.), cached by expression text: the schedd's autoclusters, the negotiator's slot groups and the
+tools' projections all ask."""
 
 from __future__ import annotations
 
