@@ -56,11 +56,36 @@ def leak_check() -> Iterator[Path]:
     assert not problems, "; ".join(problems)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator:
+    """Remember each phase's report on the item, so fixtures can tell that their test failed."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+def _log_tails(path: Path, lines: int = 60) -> str:
+    """The last lines of every daemon log under ``path``: what a failed pool test needs to be
+    understood after its directory is gone."""
+    parts = []
+    for log in sorted(path.rglob("*Log")):
+        if log.is_file():
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            parts.append(f"==== {log.relative_to(path)} (last {len(tail)} lines)\n" + "\n".join(tail))
+    return "\n".join(parts)
+
+
 @pytest.fixture
 def pool_dir(leak_check: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
-    """A fresh directory under the session root, removed afterwards."""
+    """A fresh directory under the session root, removed afterwards (the tails of its daemon logs
+    are added to the report of a test that failed)."""
     path = Path(tempfile.mkdtemp(prefix=request.node.name[:20] + "-", dir=leak_check))
     yield path
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        tails = _log_tails(path)
+        if tails:
+            report.sections.append(("daemon logs", tails))
     shutil.rmtree(path, ignore_errors=True)
 
 

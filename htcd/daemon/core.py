@@ -305,7 +305,7 @@ class Daemon:
                                f"(known: {', '.join(auth.LEVELS)}, ALL)", "BAD_REQUEST")
         return {"identity": str(req.identity), "method": req.identity.method, "daemon": self.subsystem,
                 "name": self.name,
-                "levels": {lv: auth.authorize(req.identity, lv) for lv in levels}}
+                "levels": {lv: self.server.authorizer(req.identity, lv) for lv in levels}}
 
     async def _cmd_query_self(self, req: Request) -> list[dict[str, str]]:
         """``{statistics: "DC:2"}`` publishes the statistics at that level instead of the

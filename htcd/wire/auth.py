@@ -42,6 +42,9 @@ class Identity:
     domain: str
     uid: int | None
     method: str
+    host: str | None = None  # the peer's IP address on a TCP connection; None on a Unix socket
+    scopes: frozenset[str] | None = None  # levels a token limits the identity to; None: no limit
+    encrypted: bool = False  # the connection is encrypted and integrity-checked (TLS)
 
     def __str__(self) -> str:
         return f"{self.user}@{self.domain}"

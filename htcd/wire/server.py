@@ -154,12 +154,15 @@ class Server:
         self.handlers = handlers
         self.log = log
         self.on_command = on_command  # (name, seconds, handled) after each request: statistics
+        # (identity, level) -> None when authorized, else the one-line reason; the daemon sets its policy
+        self.authorizer: Callable[[auth.Identity, str], str | None] = auth.authorize
         from htcd.daemon.log import dprintf, enabled  # here: htcd.daemon imports this module
 
         self._dprintf = dprintf
         self._enabled = enabled
         self._servers: list[asyncio.AbstractServer] = []
         self._conns: set[asyncio.Task[None]] = set()
+        self._closing = False
         self.address = Address()
 
     async def start(self, unix_path: str | None, tcp_host: str | None, tcp_port: int = 0) -> Address:
@@ -184,15 +187,21 @@ class Server:
         return len(self._conns)
 
     async def close(self) -> None:
+        """Stop listening and end every connection.  A connection's task is cancelled again until
+        it ends: asyncio's wait_for may swallow a cancellation that meets a completing read, and a
+        connection accepted just now only joins ``_conns`` on its first step (it sees ``_closing``).
+        Not ``wait_closed()``: it would wait for every accepted transport, however idle."""
+        self._closing = True
         for srv in self._servers:
             srv.close()
-        for task in list(self._conns):
-            task.cancel()
-        for srv in self._servers:
-            with contextlib.suppress(Exception):
-                await srv.wait_closed()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10.0
+        while self._conns and loop.time() < deadline:
+            for task in list(self._conns):
+                task.cancel()
+            await asyncio.wait(set(self._conns), timeout=0.5)
         if self._conns:
-            await asyncio.gather(*self._conns, return_exceptions=True)
+            self.log.warning("%d connection(s) did not end at shutdown", len(self._conns))
         if self.address.unix:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.address.unix)
@@ -214,6 +223,9 @@ class Server:
                      fs_identity: auth.Identity | None, via: str) -> None:
         task = asyncio.current_task()
         assert task is not None
+        if self._closing:
+            writer.close()
+            return
         self._conns.add(task)
         conn = Connection(reader)
         self._dprintf(self.log, "D_NETWORK", "accepted a %s connection", via)
@@ -303,7 +315,7 @@ class Server:
         if self._enabled(self.log, "D_COMMAND"):
             self._dprintf(self.log, "D_COMMAND", "Received %s command %s from %s, access level %s", via, name,
                     identity, command.level)
-        denied = auth.authorize(identity, command.level)
+        denied = self.authorizer(identity, command.level)
         if denied:
             self.log.warning("denied %s to %s: %s", name, identity, denied)
             self._count(name, 0.0, False)
