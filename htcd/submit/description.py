@@ -195,8 +195,12 @@ class SubmitDescription:
         """A translator for one job; ``fixed`` caches the expansions that are the same for every job."""
         expander = Expander(self._lookup(table, vars_), ctx.env)
         src = self.filename
+        loop_vars = {k: v for k, v in vars_.items() if k not in _QUEUE_BUILTINS}
 
         def get(name: str) -> tuple[str, int] | None:
+            if name in loop_vars:  # a queue variable named like a command sets that command, as in HTCondor
+                s = table.get(name)
+                return loop_vars[name], s.line if s is not None else 0
             got = fixed.get(name)
             if got is not None:
                 return got
@@ -221,6 +225,8 @@ def _is_extra_request(key: str) -> bool:
 
 
 _PER_PROC = frozenset(_BUILTINS - {"cluster", "clusterid", "dollar"})
+# the macros every job of a queue statement gets besides the statement's own variables
+_QUEUE_BUILTINS = frozenset({"cluster", "clusterid", "process", "procid", "step", "itemindex", "row", "node"})
 _VOLATILE = re.compile(r"\$(RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR)\(", re.IGNORECASE)
 
 
@@ -232,7 +238,7 @@ def _dynamic(table: Mapping[str, Setting], queue_vars: set[str]) -> set[str]:
     arguments are not followed here.
     """
     varying = set(_PER_PROC) | queue_vars
-    dynamic: set[str] = set()
+    dynamic: set[str] = set(queue_vars)  # a queue variable named like a command sets it per job
     changed = True
     while changed:
         changed = False

@@ -33,6 +33,9 @@ CASES: dict[str, str] = {
     "queue_from_inline": E + "arguments = $(a) $(b)\nqueue a b from (\n  p 1\n  q 2\n)\n",
     "queue_from_inline_rest": E + "arguments = \"$(a) '$(b)'\"\nqueue a, b from (\n  p one two\n  q three\n)\n",
     "queue_from_script": E + "arguments = $(a)-$(b)\nqueue a, b from ./gen.sh |\n",
+    "queue_var_is_command": E + "request_memory = 512\nqueue request_memory in (1024, 2048)\n",
+    "queue_vars_are_commands": E + "arguments = a\nqueue arguments, request_cpus from (\n  x, 2\n  z, 3\n)\n",
+    "queue_var_command_unset": E + "queue request_disk from (\n  10MB\n  2GB\n)\n",
     "queue_itemindex_row": E + "arguments = $(ItemIndex) $(Row) $(Step) $(Process)\nqueue 2 in (a, b)\n",
     # macros
     "macro_simple": E + "base = hello\narguments = $(base) world\nqueue\n",
