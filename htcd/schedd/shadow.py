@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd, symmetric_match
 from htcd.schedd.jobs import HELD, Job
-from htcd.transfer import TransferError, entries, shadow_side
+from htcd.transfer import TransferError, entries, shadow_side, streams
 from htcd.transfer.paths import Owner
 from htcd.wire.client import AsyncConnection
 from htcd.wire.errors import RemoteError, WireError
@@ -57,6 +57,7 @@ class Shadow:
         self.activated = False  # the startd started the current job
         self.kill_code = JOB_KILLED  # how a removal of the running job ends (113 when by policy)
         self.evicting = ""  # why the running job is being vacated (htcd vacate_job, schedd shutdown)
+        self.input: dict[str, Any] = {}  # the current job's input entries (big files go when asked)
 
     @classmethod
     def for_reconnect(cls, schedd: Schedd, job: Job) -> Shadow:
@@ -152,8 +153,9 @@ class Shadow:
         self.running, self.activated = True, False
         try:
             assert self.conn is not None
+            self.input = files
             result = await self._follow(job, self.conn.stream("ACTIVATE_CLAIM", timeout=None, claim_id=self.claim_id,
-                                                              job_ad=job.wire(), files=files))
+                                                              job_ad=job.wire(), files=streams.wire_files(files)))
         except RemoteError as exc:
             self.running = False
             self.log.info("(%s) activating the claim on %s failed: %s", job.id_text, self.slot_name, exc)
@@ -184,7 +186,11 @@ class Shadow:
         result: dict[str, Any] = {}
         async for part in stream:
             kind = part.get("update") if isinstance(part, dict) else None
-            if kind == "activated":
+            if kind == "send_input":  # the startd takes the big input files now, as a chunk stream
+                assert self.conn is not None
+                sent = await streams.send_input(self.conn.writer, self.input, Owner.named(job.owner))
+                self.log.info("(%s) sent %d bytes of input as a chunk stream", job.id_text, sent)
+            elif kind == "activated":
                 self.activated = True
                 self.schedd.job_started(job, self.slot_ad, self)
             elif kind == "usage":
@@ -301,7 +307,8 @@ class Shadow:
         IF_NEEDED only the starter knows whether it can run the job in place as its owner)."""
         if str(job.get("ShouldTransferFiles", "") or "").upper() == "NO":
             return {}
-        return shadow_side.gather_input(job.get, Owner.named(job.owner), spool=self._spool(job))
+        return shadow_side.gather_input(job.get, Owner.named(job.owner), spool=self._spool(job),
+                                        stream_over=streams.STREAM_OVER)
 
     def _write_output(self, job: Job, result: dict[str, Any]) -> int:
         """Write the output as the job's owner; a file that cannot be written (or did not come

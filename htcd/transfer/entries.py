@@ -2,7 +2,9 @@
 
 An entry is a dict (``"spooled": True`` marks the job's own files kept from an eviction): ``{"data": bytes, "mode": int}`` for a file (its permission bits kept, as
 HTCondor keeps them), ``{"dir": True, "mode": int}`` for a directory, ``{"url": str}`` for a
-file the execute point fetches itself through the transfer plugin of the URL's scheme.  Output
+file the execute point fetches itself through the transfer plugin of the URL's scheme,
+``{"stream": True, "size": int, "mode": int}`` for a file too big to travel inside the message:
+it follows as a chunk stream (``htcd.transfer.streams``).  Output
 entries may add ``"src"``: the name as transfer_output_files listed it (what remaps match).
 A bare ``bytes`` value is a file with mode 0644.
 """
@@ -51,7 +53,13 @@ def normal(entry: Any) -> dict[str, Any]:
 
 
 def size(files: dict[str, Any]) -> int:
-    """The bytes of file data in ``files`` (what the terminate event counts)."""
+    """The bytes of file data in ``files``, streamed files included (what the terminate event counts)."""
+    return sum(int(e.get("size") or 0) if e.get("stream") else len(e.get("data") or b"")
+               for e in map(normal, files.values()))
+
+
+def inline_size(files: dict[str, Any]) -> int:
+    """The bytes of file data carried inside the message itself (streamed files are not)."""
     return sum(len(normal(e).get("data") or b"") for e in files.values())
 
 

@@ -58,14 +58,16 @@ def input_names(get: Getter) -> list[str]:
 
 
 def gather_input(get: Getter, owner: Owner | None = None, spool: str | None = None,
-                 limit: int = MAX_INLINE) -> dict[str, Any]:
+                 limit: int = MAX_INLINE, stream_over: int | None = None) -> dict[str, Any]:
     """The sandbox's input entries ({relative path: entry}), read as ``owner``.
 
     ``name`` is sent by its basename; ``dir`` sends the directory itself and ``dir/`` only its
     contents (HTCondor's rule); ``scheme://...`` is left for the execute point's transfer
     plugin.  ``spool`` holds output kept from an eviction (ON_EXIT_OR_EVICT): it goes in last
     and so replaces the original input of the same name.  Over ``limit`` bytes the job cannot
-    travel in one message and is refused (a hold) before anything is sent."""
+    travel in one message and is refused (a hold) before anything is sent.  With
+    ``stream_over``, a file bigger than that is not read here: its entry says ``stream`` (with its
+    size and local ``path``) and it follows the activation as a chunk stream (``streams``)."""
     iwd = str(get("Iwd", "") or "")
     files: dict[str, Any] = {}
     for name in input_names(get):
@@ -74,27 +76,28 @@ def gather_input(get: Getter, owner: Owner | None = None, spool: str | None = No
             continue
         path = in_iwd(iwd, name)
         try:
-            _add_path(files, path, "" if name.endswith("/") else entries.base(name), owner)
+            _add_path(files, path, "" if name.endswith("/") else entries.base(name), owner, stream_over)
         except OSError as exc:
             raise TransferError(f"Transfer input files failure at access point while reading {path}: "
                                 f"(errno {exc.errno}) {exc.strerror}", 13, exc.errno or 0) from None
     if spool and os.path.isdir(spool):
         try:
             kept: dict[str, Any] = {}
-            _add_path(kept, spool, "", None)
+            _add_path(kept, spool, "", None, stream_over)
             for rel, entry in kept.items():  # the job's own files: output again at its end
                 files[rel] = {**entry, "spooled": True}
         except OSError as exc:
             raise TransferError(f"Transfer input files failure: cannot read the spooled output in {spool}: "
                                 f"{exc.strerror}", 13, exc.errno or 0) from None
-    size = entries.size(files)
+    size = entries.inline_size(files)
     if size > limit:
         raise TransferError(f"Transfer input files failure: the input is {size} bytes, more than the {limit} "
                             "bytes one claim activation can carry", 13, errno.EFBIG)
     return files
 
 
-def _add_path(files: dict[str, Any], path: str, rel: str, owner: Owner | None) -> None:
+def _add_path(files: dict[str, Any], path: str, rel: str, owner: Owner | None,
+              stream_over: int | None = None) -> None:
     """Add the file or directory ``path`` as ``rel`` ("" for a directory's contents only)."""
     try:
         fd = open_as_owner(path, owner, write=False)
@@ -103,13 +106,22 @@ def _add_path(files: dict[str, Any], path: str, rel: str, owner: Owner | None) -
             raise
         fd = -1
     if fd >= 0:
-        with os.fdopen(fd, "rb") as f:
-            files[rel or entries.base(path)] = entries.file(f.read(), os.fstat(f.fileno()).st_mode)
+        files[rel or entries.base(path)] = _file_entry(fd, path, stream_over)
         return
-    _add_dir(files, path, rel, owner)
+    _add_dir(files, path, rel, owner, stream_over)
 
 
-def _add_dir(files: dict[str, Any], path: str, rel: str, owner: Owner | None) -> None:
+def _file_entry(fd: int, path: str, stream_over: int | None) -> dict[str, Any]:
+    """An open file's entry: its bytes, or (over ``stream_over``) a note to stream it later."""
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if stream_over is not None and st.st_size > stream_over:
+            return {"stream": True, "size": st.st_size, "mode": st.st_mode & 0o7777, "path": path}
+        return entries.file(f.read(), st.st_mode)
+
+
+def _add_dir(files: dict[str, Any], path: str, rel: str, owner: Owner | None,
+             stream_over: int | None = None) -> None:
     st = os.stat(path)
     if not stat.S_ISDIR(st.st_mode):
         raise OSError(errno.EINVAL, "neither a regular file nor a directory", path)
@@ -129,11 +141,9 @@ def _add_dir(files: dict[str, Any], path: str, rel: str, owner: Owner | None) ->
             if not stat.S_ISREG(lst.st_mode):
                 continue
         if stat.S_ISDIR(lst.st_mode):
-            _add_dir(files, child, sub, owner)
+            _add_dir(files, child, sub, owner, stream_over)
         elif stat.S_ISREG(lst.st_mode):
-            fd = open_as_owner(child, owner, write=False)
-            with os.fdopen(fd, "rb") as f:
-                files[sub] = entries.file(f.read(), lst.st_mode)
+            files[sub] = _file_entry(open_as_owner(child, owner, write=False), child, stream_over)
 
 
 def output_targets(get: Getter, result: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -192,8 +202,9 @@ def write_output(get: Getter, result: dict[str, Any], owner: Owner | None) -> in
 
 
 def spool_dir(spool: str, cluster: int, proc: int) -> str:
-    """Where output kept from an eviction waits for the job's next start."""
-    return os.path.join(spool, str(cluster), str(proc))
+    """Where output kept from an eviction waits for the job's next start (beside the proc's
+    spooled input, ``cluster<C>.proc<P>.subproc0``, never inside it)."""
+    return os.path.join(spool, str(cluster), str(proc), f"cluster{cluster}.proc{proc}.evicted")
 
 
 def keep_evicted_output(directory: str, result: dict[str, Any]) -> int:
@@ -216,5 +227,29 @@ def keep_evicted_output(directory: str, result: dict[str, Any]) -> int:
 
 
 def drop_spool(directory: str) -> None:
+    """Remove the kept output, and the proc's and cluster's spool directories left empty."""
     with contextlib.suppress(FileNotFoundError):
         shutil.rmtree(directory)
+    for parent in (os.path.dirname(directory), os.path.dirname(os.path.dirname(directory))):
+        with contextlib.suppress(OSError):
+            os.rmdir(parent)
+
+
+def spooled_output_target(place: dict[str, str], rel: str) -> str:
+    """Where a spooled job's output file goes when ``htcd transfer_data`` fetches it: ``place``
+    holds the submitter's Iwd, Out, Err, transfer_output_files and remaps (as submitted) and the
+    names Out/Err have in the spool; the rest follows ``output_targets``' rules."""
+    iwd = place.get("Iwd") or os.getcwd()
+    rel = safe_relpath(rel, "the spooled output")
+    for spooled, submitted in ((place.get("SpoolOut"), place.get("Out")),
+                               (place.get("SpoolErr"), place.get("Err"))):
+        if spooled and rel == spooled and submitted:
+            return in_iwd(iwd, submitted)
+    try:
+        remaps = parse_remaps(place.get("TransferOutputRemaps") or "")
+    except RemapError as exc:
+        raise TransferError(f"Transfer output files failure: {exc}", 12) from None
+    listed = {entries.base(n): n for n in split_list(place.get("TransferOutput"))}
+    src = listed.get(rel, rel)
+    target = remaps.get(src) or remaps.get(rel) or remaps.get(entries.base(rel))
+    return in_iwd(iwd, target) if target else os.path.join(iwd, rel)

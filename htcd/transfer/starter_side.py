@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from htcd.classad import ClassAd
-from htcd.transfer import entries
+from htcd.transfer import entries, streams
 from htcd.transfer.paths import Owner, TransferError, mkdir_beneath, open_as_owner, open_beneath, safe_relpath
 
 # HTCondor's hold codes for a job whose standard files cannot be opened, or whose Iwd is unusable.
@@ -111,6 +111,10 @@ def write_input(sandbox: str, files: dict[str, Any]) -> list[tuple[str, str]]:
         try:
             if entry.get("url"):
                 urls.append((rel, str(entry["url"])))
+            elif entry.get("stream"):
+                if not entry.get("staged"):
+                    raise TransferError(f"Transfer input files failure: {rel} was announced but never arrived", 13)
+                streams.move_staged(sandbox, rel, entry)
             elif entry.get("dir"):
                 mkdir_beneath(sandbox, rel)
             else:
@@ -251,6 +255,12 @@ def _changed_or_kept(sandbox: str, name: str, sent: dict[str, Any]) -> bool:
 
 
 def _modified(sandbox: str, name: str, sent: dict[str, Any]) -> bool:
+    entry = entries.normal(sent[name])
+    if entry.get("stream"):  # too big to compare: changed when its size or time is not as it arrived
+        try:
+            return not streams.unchanged(os.lstat(os.path.join(sandbox, name)), entry)
+        except OSError:
+            return False
     try:
         data, _ = _read(sandbox, name)
     except OSError:
