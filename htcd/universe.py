@@ -32,6 +32,9 @@ class JobContext:
     request_cpus: int = 1
     request_memory_mb: int = 0
     slot_name: str = ""
+    job_id: str = ""  # "cluster.proc"
+    memory_limit_mb: int = 0  # the slot's Memory (else RequestMemory): the job's hard limit; 0 none
+    job_env: frozenset[str] = frozenset()  # names the job's own Environment sets (the rest the starter adds)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("htcd.starter"))
     # Open ``cgroup.procs`` files of the job's cgroup: a universe that starts the job as a local
     # process has that process write ``0`` to each before it executes the job (see
@@ -60,6 +63,7 @@ class ExitStatus:
     sys_cpu: float = 0.0
     max_rss_kb: int = 0
     hold_reason: str | None = None  # the universe asks for the job to be held (e.g. OOM)
+    hold_code: int = 0  # its HoldReasonCode (e.g. 34, JobOutOfResources), 0: the starter's default
 
     @property
     def by_signal(self) -> bool:
@@ -86,6 +90,32 @@ class RunningJob(abc.ABC):
 
 class Universe(abc.ABC):
     name: str = ""
+    # False: the job runs outside the starter's process tree (in a container engine), so the
+    # starter makes no cgroup for it and does not follow its processes.
+    local_processes: bool = True
+    # False: a job may name no executable (Cmd = ""): the universe runs its default (an image's
+    # entrypoint); ``JobContext.executable`` is then "".
+    needs_executable: bool = True
+
+    def configure(self, config: object) -> None:
+        """Read the knobs (``config`` is the startd's :class:`htcd.config.Config`); called once the
+        startd has made the universe and again after each reconfig."""
+        return None
+
+    def clean_orphans(self) -> int:
+        """Remove what jobs of an earlier run of this startd left outside their sandboxes (such
+        as containers) after a crash; the number removed.  Called once at start-up, in a thread,
+        after :meth:`configure`."""
+        return 0
+
+    def available(self) -> bool:
+        """Whether this execute point can run the universe's jobs now (e.g. its container engine
+        answers).  One that cannot is left out of ``StarterAbilityList`` and its ``Has<Universe>``
+        attribute (``HasDocker``) is not advertised, as an HTCondor startd without a working
+        docker does not offer the docker universe, so its jobs do not match here.  Called from
+        the startd's event loop at every ad update, after :meth:`machine_attributes`: it must
+        not block."""
+        return True
 
     def machine_attributes(self) -> dict[str, object]:
         """Attributes this universe adds to slot ads (HasDocker, ...)."""
@@ -97,7 +127,12 @@ class Universe(abc.ABC):
 
 
 class UniverseError(Exception):
-    """The job could not be started; the message becomes the job's hold reason."""
+    """The job could not be started; the message becomes the job's hold reason, ``code`` its
+    HoldReasonCode (0: FailedToCreateProcess, 6) and ``subcode`` its HoldReasonSubCode."""
+
+    def __init__(self, message: str, code: int = 0, subcode: int = 0) -> None:
+        super().__init__(message)
+        self.code, self.subcode = code, subcode
 
 
 class UniverseRegistry:

@@ -106,7 +106,6 @@ def slot_ad(startd: Startd, slot: Slot, policy: bool = False) -> ClassAd:
     ad["UidDomain"] = startd.uid_domain
     ad["FileSystemDomain"] = startd.config.get("FILESYSTEM_DOMAIN") or startd.hostname
     ad["HasFileTransfer"] = True
-    ad["StarterAbilityList"] = ",".join(sorted(startd.universes))
     ad["JobStarts"] = slot.job_starts
     ad["JobPreemptions"] = slot.preemptions
     ad["JobRankPreemptions"] = slot.rank_preemptions

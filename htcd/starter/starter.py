@@ -87,9 +87,11 @@ class Starter:
         if not self.io.shared_fs:
             self.io.urls = write_input(self.sandbox, self.files)
         cmd = str(ad.get_value("Cmd", "") or "")
-        if not cmd:
+        if not cmd and self.universe.needs_executable:
             raise StarterError("the job has no Cmd")
-        if ad.get_value("TransferExecutable", True) is not False and not self.io.shared_fs:
+        if not cmd:
+            executable = ""
+        elif ad.get_value("TransferExecutable", True) is not False and not self.io.shared_fs:
             executable = os.path.join(self.sandbox, safe_name(cmd))
             if not os.path.exists(executable):
                 raise StarterError(f"executable {cmd} was not transferred")
@@ -106,7 +108,7 @@ class Starter:
             open(os.path.join(self.sandbox, p), "wb").close()
         sandbox.chown_tree(self.sandbox, uid, gid)
         request_memory = _int(ad.eval("RequestMemory"))
-        joins = self._make_cgroup(self.memory_mb or request_memory)
+        joins = self._make_cgroup(self.memory_mb or request_memory) if self.universe.local_processes else []
         self.started = time.time()
         self._write_state(None)
         stdin, stdout, stderr, cwd = self.io.stdio(stdin, os.path.join(self.sandbox, STDOUT),
@@ -118,7 +120,10 @@ class Starter:
                           arguments=jobenv.arguments(ad.get_value("Arguments"), ad.get_value("Args")),
                           environment=env, stdin=stdin, stdout=stdout, stderr=stderr, uid=uid, gid=gid,
                           request_cpus=_int(ad.eval("RequestCpus")) or 1, request_memory_mb=request_memory,
-                          slot_name=self.slot_name, log=self.log, join_fds=tuple(joins))
+                          slot_name=self.slot_name, log=self.log, join_fds=tuple(joins),
+                          job_id=f"{ad.get_value('ClusterId')}.{ad.get_value('ProcId')}",
+                          memory_limit_mb=self.memory_mb or request_memory,
+                          job_env=frozenset(jobenv.environment(ad.get_value("Environment"), ad.get_value("Env"))))
 
     def _environment(self) -> dict[str, str]:
         """The job's environment (getenv was merged in at submit), plus what HTCondor's starter sets."""
@@ -222,7 +227,8 @@ class Starter:
             if self.io is not None:
                 self.io.close()
             await self._clean()
-            hold = {"hold_code": exc.code, "hold_subcode": exc.subcode} if isinstance(exc, TransferError) else {}
+            hold = ({"hold_code": exc.code, "hold_subcode": exc.subcode}
+                    if isinstance(exc, (TransferError, UniverseError)) and exc.code else {})
             return {"error": str(exc), "start_time": start, "end_time": time.time(), **hold}
         except BaseException:
             self.kill()
@@ -362,7 +368,7 @@ class Starter:
         sys_cpu = max(status.sys_cpu, float(usage.get("RemoteSysCpu", 0.0)))
         peak_kib = (self.cgroup.peak_bytes() // 1024) if self.cgroup is not None else 0
         max_rss = max(status.max_rss_kb, int(usage.get("ResidentSetSize", 0)), peak_kib)
-        hold_reason, hold_code, hold_subcode = self.hold or (status.hold_reason, 0, 0)
+        hold_reason, hold_code, hold_subcode = self.hold or (status.hold_reason, status.hold_code, 0)
         self.log.info("job exited: %s%s", f"signal {status.signal}" if status.by_signal else
                       f"status {status.exit_code}", f"; held: {hold_reason}" if hold_reason else "")
         return {

@@ -25,6 +25,7 @@ RETIRED_UNIVERSES = frozenset({"standard", "pvm", "mpi", "globus"})
 _PLUGIN_UNIVERSE = re.compile(r"[a-z][a-z0-9_]*")
 # The slot attribute that says an execute point offers a universe, as condor_submit requires it.
 UNIVERSE_CLAUSE = {"docker": "TARGET.HasDocker", "java": "TARGET.HasJava"}
+DOCKER_PULL_POLICIES = ("always", "missing", "never")
 
 
 def plugin_universe_clause(name: str) -> str:
@@ -42,7 +43,7 @@ KNOWN_COMMANDS: frozenset[str] = frozenset({
     "accounting_group", "accounting_group_user", "concurrency_limits", "getenv", "notification",
     "notify_user", "batch_name", "periodic_hold", "periodic_release", "periodic_remove",
     "on_exit_hold", "on_exit_remove", "max_retries", "max_idle", "max_materialize",
-    "docker_image", "container_image", "transfer_output_remaps", "stream_output", "stream_error",
+    "docker_image", "docker_network_type", "docker_pull_policy", "container_image", "transfer_output_remaps", "stream_output", "stream_error",
     "stream_input", "job_lease_duration", "hold", "leave_in_queue", "kill_sig", "description",
     "job_ad_information_attrs", "periodic_hold_reason", "periodic_hold_subcode", "on_exit_hold_reason", "on_exit_hold_subcode",
     # accepted but, as in HTCondor 24, without an attribute of their own
@@ -272,7 +273,21 @@ class Translator:
         img = self.first("docker_image")
         if img is not None:
             self.ad["DockerImage"] = quote(img[0])
+        self._docker_options()
         self.universe = name
+
+    def _docker_options(self) -> None:
+        """docker_network_type (none, host, or a network the slot lists in DockerNetworks) and
+        docker_pull_policy; an unknown pull policy is refused here rather than held later."""
+        net = self.first("docker_network_type")
+        if net is not None:
+            self.ad["DockerNetworkType"] = quote(net[0])
+        pull = self.first("docker_pull_policy")
+        if pull is not None:
+            if pull[0].lower() not in DOCKER_PULL_POLICIES:
+                raise self.fail(f"docker_pull_policy must be one of {', '.join(DOCKER_PULL_POLICIES)}, "
+                                f"not {pull[0]!r}", pull[1])
+            self.ad["DockerPullPolicy"] = quote(pull[0])
 
     def _container_image(self, image: str) -> None:
         """Where the image comes from decides the attributes and the slot feature to require."""
@@ -305,6 +320,12 @@ class Translator:
     def _executable(self) -> None:
         universe = self.universe
         got = self.first("executable")
+        if got is None and universe == "docker":  # the image's own entrypoint and command
+            self.ad["Cmd"] = quote("")
+            self.ad["TransferExecutable"] = "false"
+            self.exe_kib = 0
+            self.ad["ExecutableSize"] = self.ad["ImageSize"] = "0"
+            return
         if got is None:
             raise self.fail("no executable given: add 'executable = /path/to/program'", None)
         path, line = got
@@ -588,6 +609,9 @@ class Translator:
             has = UNIVERSE_CLAUSE[universe]
             if not _mentions(user, has.split(".")[1]):
                 clauses.append(has)
+        net = self.first("docker_network_type") if universe == "docker" else None
+        if net is not None and net[0].lower() not in ("none", "host"):  # a named network the slot must offer
+            clauses.append("StringListMember(My.DockerNetworkType,TARGET.DockerNetworks)")
         if universe not in UNIVERSES:
             if not _mentions(user, "StarterAbilityList"):
                 clauses.append(plugin_universe_clause(universe))
