@@ -1,4 +1,4 @@
-"""``htcd ping``: would a daemon authorize you, level by level (condor_ping).
+"""``htcd ping``: would a daemon authorize you, level by level, and how you are authenticated (condor_ping).
 
 ``htcd ping [-name NAME | -addr SINFUL] [-type DAEMON] [-quiet | -table | -verbose] [TOKEN ...]``:
 each TOKEN is an authorization level, ALL, or a command name (which stands for its level in the
@@ -130,18 +130,20 @@ def target_address(cfg: Config, subsys: str, args: argparse.Namespace) -> Addres
 
 def query(address: Address, levels: list[str], subsys: str, want_version: bool) -> tuple[dict[str, Any], str]:
     """The daemon's DC_SEC_QUERY answer (and its version, for -verbose) over one connection."""
-    from htcd.wire.client import Connection
+    from htcd.wire.client import Connection, current_security
     from htcd.wire.errors import WireError
 
     try:
         with Connection(address) as conn:
             reply = conn.call("DC_SEC_QUERY", levels=levels)
+            reply.setdefault("encrypted", bool(conn.hello.get("encrypted")))
+            reply["offered"] = current_security().methods
             version = str(conn.call("PING").get("version", "")) if want_version else ""
     except WireError as exc:
         hint = ""
         if address.local_socket() is None:
-            hint = ("\nthe daemon has no socket on this host: a daemon on another host can be reached only "
-                    "once network authentication exists (TCP connections are refused until then)")
+            hint = ("\nthe daemon has no socket on this host: over TCP this client needs a token (htcd token "
+                    "list) or a certificate, and the pool CA (AUTH_SSL_CLIENT_CAFILE)")
         raise UserError(f"failed to make connection to {subsys.lower()} at {address}: {exc}{hint}") from None
     return reply, version
 
@@ -151,6 +153,8 @@ def render(reply: dict[str, Any], items: list[Item], mode: str, address: str,
     """(stdout text, stderr text, all authorized) in condor_ping's formats: ``sentence`` (the
     default), ``table``, ``verbose`` or ``quiet``."""
     identity, method = str(reply.get("identity", "")), str(reply.get("method", ""))
+    crypto = "TLS" if reply.get("encrypted") else "none"  # TLS gives encryption and integrity both
+    offered = ", ".join(reply.get("offered") or [method])
     dname = f"{str(reply.get('daemon', '')).lower()} {reply.get('name', '')}".strip()
     levels: dict[str, Any] = reply.get("levels") or {}
     out: list[str] = [TABLE_HEAD + "\n"] if mode == "table" else []
@@ -163,10 +167,11 @@ def render(reply: dict[str, Any], items: list[Item], mode: str, address: str,
         if not allowed:
             errors.append(f"{item.token}: {reason}\n")
         if mode == "sentence":
-            out.append(f"{item.token} command using (no encryption, no integrity, and {method}) "
+            using = "TLS, TLS" if crypto == "TLS" else "no encryption, no integrity"
+            out.append(f"{item.token} command using ({using}, and {method}) "
                        f"{'succeeded' if allowed else 'failed'} as {identity} to {dname}.\n")
         elif mode == "table":
-            out.append(f"{item.token:>20}{method:>15}{'none':>11}{'none':>10}"
+            out.append(f"{item.token:>20}{method:>15}{crypto:>11}{crypto:>10}"
                        f"{'    ALLOW ' if allowed else '     DENY '}{identity}\n")
         elif mode == "verbose":
             from htcd.daemon.core import VERSION_STRING
@@ -176,10 +181,10 @@ def render(reply: dict[str, Any], items: list[Item], mode: str, address: str,
                        f"Local  Version:              {VERSION_STRING}\n"
                        f"Instruction:                 {item.token}\n"
                        f"Command:                     {item.command}\n"
-                       f"Encryption:                  none\n"
-                       f"Integrity:                   none\n"
+                       f"Encryption:                  {crypto}\n"
+                       f"Integrity:                   {crypto}\n"
                        f"Authenticated using:         {method}\n"
-                       f"All authentication methods:  {method}\n"
+                       f"All authentication methods:  {offered}\n"
                        f"Remote Mapping:              {identity}\n"
                        f"Authorized:                  {'TRUE' if allowed else 'FALSE'}\n")
             if not allowed:

@@ -58,6 +58,23 @@ class Master(Daemon):
         self._invalidated = False
         self._leaving: set[Child] = set()  # removed from DAEMON_LIST, not yet gone
         self._hung_scanner: asyncio.Task[None] | None = None
+        self._bootstrap_security()
+
+    def _bootstrap_security(self) -> None:
+        """The central manager's keys, CA, host certificate and daemon token, created if missing
+        (htcd/master/keys.py) before any daemon starts; the server then uses them."""
+        from htcd.master import keys
+        from htcd.wire.tokens import TokenError
+
+        try:
+            keys.bootstrap(self.config, self.log, self.hostname, [locate.bind_host(self.config)])
+        except (OSError, TokenError) as exc:
+            self.log.error("security bootstrap failed: %s", exc)
+        lacking = keys.missing(self.config)
+        if lacking:
+            self.log.info("no network authentication set up yet (only local FS connections work); missing: %s",
+                          "; ".join(lacking))
+        self._configure_security()
         self._started = False  # no ad updates before the collector had its chance to start
 
     def command_handlers(self) -> dict[str, Handler]:
@@ -485,10 +502,10 @@ class Master(Daemon):
 
     # -- commands -------------------------------------------------------------------------------
     def _mode(self, req: Request) -> str:
-        return mode_of(bool(req.arg("fast")), bool(req.arg("peaceful")))
+        return mode_of(req.arg_bool("fast"), req.arg_bool("peaceful"))
 
     def _child(self, req: Request) -> Child:
-        name = str(req.require("daemon")).upper()
+        name = req.arg_str("daemon", required=True).upper()
         child = self.children.get(name)
         if child is None:
             listed = ", ".join(["MASTER", *(c.name for c in self.ordered())])
@@ -532,7 +549,7 @@ class Master(Daemon):
 
     async def cmd_restart(self, req: Request) -> str:
         mode = self._mode(req)
-        daemon = str(req.arg("daemon") or "MASTER").upper()
+        daemon = (req.arg_str("daemon") or "MASTER").upper()
         self.log.info("Got RESTART (%s) of %s from %s", mode.lower(), daemon, req.identity)
         if daemon == "MASTER":
             self.restart_self, self.restart_delay = True, 0.0
@@ -549,7 +566,7 @@ class Master(Daemon):
         return "ok"
 
     async def cmd_child_alive(self, req: Request) -> str:
-        pid, timeout = int(req.require("pid")), float(req.require("timeout_secs"))
+        pid, timeout = req.arg_int("pid", required=True), req.arg_float("timeout_secs", required=True)
         child = next((c for c in self.children.values() if c.running and c.pid == pid), None)
         if child is None:
             self.log.info("Received child alive command from unknown pid %d", pid)

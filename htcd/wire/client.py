@@ -4,15 +4,69 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from htcd.wire.address import Address
+from htcd.wire.authn import REQUIRED, UNAUTHENTICATED, ClientSecurity
 from htcd.wire.errors import ProtocolError, RemoteError, WireError
 from htcd.wire.framing import encode, read_frame, recv_frame
 
 PROTOCOL_VERSION = 1
 HELLO = {"hello": "htcd", "version": PROTOCOL_VERSION, "methods": ["FS"]}
+
+_SECURITY: ClientSecurity | None = None
+_FROM_CONFIG: tuple[int, ClientSecurity] | None = None
+
+
+def configure(security: ClientSecurity | None) -> None:
+    """Set what this process's clients offer (a daemon: from its config, at start and reconfig);
+    None: tools' default, read from the config (SEC_CLIENT_*) when first needed."""
+    global _SECURITY
+    _SECURITY = security
+
+
+def current_security() -> ClientSecurity:
+    """The process's client security settings."""
+    global _FROM_CONFIG
+    if _SECURITY is not None:
+        return _SECURITY
+    try:
+        from htcd.config import load
+
+        cfg = load("TOOL")
+    except Exception:  # no usable config: FS on Unix sockets still works
+        return ClientSecurity()
+    if _FROM_CONFIG is None or _FROM_CONFIG[0] != id(cfg):
+        _FROM_CONFIG = (id(cfg), ClientSecurity.from_config(cfg, "CLIENT"))
+    return _FROM_CONFIG[1]
+
+
+def _hello(sec: ClientSecurity) -> dict[str, Any]:
+    return {"hello": "htcd", "version": PROTOCOL_VERSION, "methods": sec.methods,
+            "encryption": sec.encryption, "authentication": sec.authentication}
+
+
+def _unix_path(addr: Address, sec: ClientSecurity) -> str | None:
+    return addr.local_socket() if sec.prefer_unix else None
+
+
+def _check_final(reply: dict[str, Any], address: Address, sec: ClientSecurity, tcp: bool) -> dict[str, Any]:
+    """The client's own requirements (SEC_CLIENT_AUTHENTICATION / _ENCRYPTION) on the result."""
+    if sec.authentication == REQUIRED and reply.get("method") == UNAUTHENTICATED:
+        raise WireError(f"{address} did not authenticate this client, and "
+                        f"{sec.knobs.get('authentication', 'SEC_CLIENT_AUTHENTICATION')} = REQUIRED")
+    if tcp and sec.encryption == REQUIRED and not reply.get("encrypted"):
+        raise WireError(f"the connection to {address} is not encrypted, and "
+                        f"{sec.knobs.get('encryption', 'SEC_CLIENT_ENCRYPTION')} = REQUIRED")
+    return reply
+
+
+def _tls_error(address: Address, exc: Exception) -> WireError:
+    verify = getattr(exc, "verify_message", None)
+    detail = f"the daemon's certificate does not verify: {verify}" if verify else getattr(exc, "reason", None) or exc
+    return WireError(f"TLS with {address} failed: {detail}")
 
 
 def _check_hello(reply: dict[str, Any] | None, address: Address) -> dict[str, Any]:
@@ -42,9 +96,11 @@ def _result(reply: dict[str, Any]) -> Any:
 class Connection:
     """A blocking connection; use as a context manager."""
 
-    def __init__(self, address: Address | str, timeout: float | None = 30.0) -> None:
+    def __init__(self, address: Address | str, timeout: float | None = 30.0,
+                 security: ClientSecurity | None = None) -> None:
         self.address = Address.parse(address) if isinstance(address, str) else address
-        path = self.address.local_socket()
+        sec = security or current_security()
+        path = _unix_path(self.address, sec)
         try:
             if path:
                 self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -57,8 +113,19 @@ class Connection:
         except OSError as exc:
             raise WireError(f"cannot connect to {self.address}: {exc.strerror or exc}") from None
         try:
-            self.sock.sendall(encode(HELLO))
-            self.hello = _check_hello(recv_frame(self.sock), self.address)
+            self.sock.sendall(encode(_hello(sec)))
+            reply = _check_hello(recv_frame(self.sock), self.address)
+            if reply.get("stage") == "auth":
+                if reply.get("tls"):
+                    try:
+                        self.sock = sec.ssl_context().wrap_socket(self.sock, server_hostname=self.address.host)
+                    except (ssl.SSLError, ssl.CertificateError) as exc:
+                        raise _tls_error(self.address, exc) from None
+                creds = sec.credentials(reply.get("trust_domain"), list(reply.get("methods") or []),
+                                        secure=bool(path) or bool(reply.get("tls")))
+                self.sock.sendall(encode({"auth": creds}))
+                reply = _check_hello(recv_frame(self.sock), self.address)
+            self.hello = _check_final(reply, self.address, sec, not path)
         except OSError as exc:
             self.close()
             raise WireError(f"handshake with {self.address} failed: {exc}") from None
@@ -108,9 +175,12 @@ class AsyncConnection:
         self._lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, address: Address | str, timeout: float = 30.0) -> AsyncConnection:
+    async def open(cls, address: Address | str, timeout: float = 30.0,
+                   security: ClientSecurity | None = None) -> AsyncConnection:
         addr = Address.parse(address) if isinstance(address, str) else address
-        path = addr.local_socket()
+        sec = security or current_security()
+        path = _unix_path(addr, sec)
+        writer = None
         try:
             if path:
                 coro = asyncio.open_unix_connection(path, limit=1 << 20)
@@ -119,11 +189,30 @@ class AsyncConnection:
             else:
                 raise WireError(f"cannot reach {addr}: no socket on this host and no TCP port")
             reader, writer = await asyncio.wait_for(coro, timeout)
-            writer.write(encode(HELLO))
+            writer.write(encode(_hello(sec)))
             await writer.drain()
             hello = _check_hello(await asyncio.wait_for(read_frame(reader), timeout), addr)
+            if hello.get("stage") == "auth":
+                if hello.get("tls"):
+                    try:
+                        await asyncio.wait_for(writer.start_tls(sec.ssl_context(), server_hostname=addr.host),
+                                               timeout)
+                    except (ssl.SSLError, ssl.CertificateError) as exc:
+                        raise _tls_error(addr, exc) from None
+                creds = sec.credentials(hello.get("trust_domain"), list(hello.get("methods") or []),
+                                        secure=bool(path) or bool(hello.get("tls")))
+                writer.write(encode({"auth": creds}))
+                await writer.drain()
+                hello = _check_hello(await asyncio.wait_for(read_frame(reader), timeout), addr)
+            hello = _check_final(hello, addr, sec, not path)
         except (TimeoutError, OSError) as exc:
+            if writer is not None:
+                writer.close()
             raise WireError(f"cannot connect to {addr}: {exc or 'timed out'}") from None
+        except Exception:
+            if writer is not None:
+                writer.close()
+            raise
         return cls(addr, reader, writer, hello)
 
     async def call(self, command: str, timeout: float | None = 60.0, **args: Any) -> Any:

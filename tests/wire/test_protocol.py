@@ -98,9 +98,12 @@ def test_refusal_and_handler_bug_are_reported_and_connection_survives(harness: H
 
 
 def test_tcp_is_refused_with_the_reason(harness: Harness) -> None:
+    """FS over TCP fails with the reason (network methods: tests/security/test_auth*.py)."""
+    from htcd.wire.authn import ClientSecurity
+
     tcp_only = Address(host="127.0.0.1", port=harness.address.port)
     with pytest.raises(RemoteError) as err:
-        Connection(tcp_only)
+        Connection(tcp_only, security=ClientSecurity(methods=["FS"]))
     assert err.value.code == "AUTHENTICATION"
     assert "FS: only on the daemon's Unix socket" in str(err.value)
 
