@@ -24,8 +24,10 @@ _TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 #: Used when no top config file exists: a personal pool on this machine, state per user.
 EMBEDDED_DEFAULT = """\
 # A personal pool on this machine: every daemon, the collector on an ephemeral port of
-# loopback (daemons find it through COLLECTOR_ADDRESS_FILE), state kept per user.
+# loopback (daemons find it through COLLECTOR_ADDRESS_FILE), state kept per user; the
+# default security policy (docs/security.md).
 use ROLE : Personal
+use SECURITY : Recommended
 CONDOR_HOST = 127.0.0.1
 COLLECTOR_HOST = $(CONDOR_HOST):0
 LOCAL_DIR = $ENV(XDG_STATE_HOME:$ENV(HOME)/.local/state)/htcd

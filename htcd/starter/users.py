@@ -4,7 +4,9 @@ The job's ``User`` is ``owner@domain``.  The owner's own account is used when th
 run jobs as their owners (``STARTER_ALLOW_RUNAS_OWNER``, and the job's ``RunAsOwner`` unless it
 is false), the job comes from our ``UID_DOMAIN`` (the submitting host must lie in that domain
 unless ``TRUST_UID_DOMAIN`` says to take the domain on trust), and the account exists here.
-Otherwise the slot's own account ``SLOT<N>_USER``, else ``NOBODY_SLOT_USER``, else nobody.
+Otherwise the slot's own account ``SLOT<N>_USER``, else ``NOBODY_SLOT_USER``, else nobody; an
+owner who may run as themself but has no account here also gets those, unless
+``SOFT_UID_DOMAIN`` is false (then the job is refused, as HTCondor's default does).
 Jobs never run as root.  A starter that is not root can only run jobs as its own user.
 """
 
@@ -17,6 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from htcd.classad import ClassAd
+
+
+class NoAccount(PermissionError):
+    """The job may run as its owner, who has no account here, and SOFT_UID_DOMAIN is false: the
+    job is not run (an OSError, so the starter reports it as the reason the job could not run)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,14 @@ def _account(name: str) -> pwd.struct_passwd | None:
     except KeyError:
         return None
     return pw if pw.pw_uid != 0 else None
+
+
+def _exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
 
 
 def _submit_host(job: ClassAd) -> str:
@@ -85,6 +100,10 @@ def choose(job: ClassAd, slot_name: str, config: Any, euid: int | None = None) -
         pw = _account(owner)
         if pw is not None:
             return runas(pw, f"the job's owner ({why})")
+        if owner != "root" and config is not None and not config.get_bool("SOFT_UID_DOMAIN", True) \
+                and not _exists(owner):
+            raise NoAccount(f"the job's owner {owner} has no account on this execute point and "
+                            "SOFT_UID_DOMAIN is false")
         why = f"the owner {owner} has no account here" if owner != "root" else "jobs never run as root"
     n = slot_number(slot_name)
     slot_user = config.get(f"SLOT{n}_USER") if config is not None else None
