@@ -66,12 +66,16 @@ def verify(datagram: bytes, key: bytes) -> bytes | None:
 
 def decode_payload(payload: bytes) -> dict[str, Any]:
     """The message of a verified datagram (arrays decode as tuples)."""
+    from htcd.wire.framing import check_depth, unpack_limits
+
     try:
-        message = msgpack.unpackb(payload, raw=False, strict_map_key=False, use_list=False)
+        message = msgpack.unpackb(payload, raw=False, strict_map_key=False, use_list=False,
+                                  **unpack_limits(len(payload)))
     except Exception as exc:  # msgpack raises several types for garbage
         raise ProtocolError(f"undecodable datagram: {exc}") from None
     if not isinstance(message, dict):
         raise ProtocolError("datagram is not a map")
+    check_depth(message, tuple_keys=True)
     return message
 
 
