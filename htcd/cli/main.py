@@ -37,9 +37,12 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "drain": ("drain", "drain a machine of its jobs, or cancel a drain"),
     "updates_stats": ("updates_stats", "per-sender update counts and losses seen by the collector"),
     "ping": ("ping", "check that a daemon answers and whether you are authorized at each level"),
+    "token": ("token", "create, list and revoke the pool's authentication tokens"),
+    "ca": ("token", "the pool's signing key, CA and host or client certificates"),
     "userprio": ("userprio", "show and change users' priorities and accumulated usage"),
     "vacate": ("vacate", "vacate the jobs running on a machine (their claims end)"),
     "vacate_job": ("vacate", "vacate running jobs, which go back to idle"),
+    "transfer_data": ("transfer_data", "fetch the output of jobs submitted with -spool"),
     "version": ("control", "print the version"),
     "classad_eval": ("classad_eval", "evaluate ClassAd expressions (or a JSON-lines stream of them)"),
 }

@@ -1,7 +1,9 @@
 """``htcd submit FILE``: parse locally, reserve a cluster id, commit every proc in one transaction.
 
 Flags follow condor_submit: ``-append`` lines go before the queue statement, ``-queue``
-replaces it, ``-dump`` and ``-dry-run`` build the ads without submitting.
+replaces it, ``-dump`` and ``-dry-run`` build the ads without submitting.  ``-spool`` (and
+``-remote NAME``, which implies it) commits the jobs held and uploads their input to the
+schedd's spool, as condor_submit -spool; ``htcd transfer_data`` fetches their output.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
                    help="show what would be submitted (ads to FILE, '-' for standard output); no schedd")
     p.add_argument("-batch-name", dest="batch_name", help="the JobBatchName of these jobs")
     p.add_argument("-name", help="the schedd to submit to (default: this host's)")
+    p.add_argument("-remote", metavar="NAME", help="the schedd to submit to, with -spool")
+    p.add_argument("-spool", action="store_true",
+                   help="copy the input files to the schedd now (get the output with htcd transfer_data)")
+    from htcd.cli.spooling import add_target_options
+
+    add_target_options(p, name=False)
     p.add_argument("-append", "-a", dest="append", action="append", default=[], metavar="LINE",
                    help="a submit command added just before the queue statement (repeatable)")
     p.add_argument("-queue", dest="queue", metavar="ARGS",
@@ -79,18 +87,30 @@ def run(args: argparse.Namespace) -> int:
             print("Dry-Run job(s)" + "." * min(len(procs), 50))
             print(f"{len(procs)} job(s) dry-run to cluster 1.")
         return 0
-    addr, _ = common.schedd_address(cfg, args.name)
+    from htcd.cli import spooling
     from htcd.schedd.client import ScheddClient
+
+    spool = bool(args.spool or args.remote)
+    if args.remote:
+        args.name = args.remote
+    addr = spooling.schedd_address(args, "SUBMIT") if args.addr or args.pool or args.name else \
+        common.schedd_address(cfg, None)[0]
 
     built: list[tuple[dict[str, str], list[dict[str, str]]]] = []
 
     def build(cid: int) -> tuple[dict[str, str], list[dict[str, str]]]:
-        built.append(desc.make_jobs(cid, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
-                                    config_get=cfg.get))
+        cluster_ad, procs = desc.make_jobs(cid, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
+                                           config_get=cfg.get)
+        if spool:
+            spooling.check_inputs(cluster_ad, procs, filename)
+            spooling.mark_spooled(cluster_ad, procs)
+        built.append((cluster_ad, procs))
         return built[-1]
 
     with ScheddClient(addr) as schedd:
         done = schedd.submit(build)
+        if spool:
+            spooling.upload(schedd.conn, done.cluster_id, *built[-1])
     for warning in done.warnings:
         print(f"WARNING: {warning}", file=sys.stderr)
     (cluster_ad, procs), cid, n = built[-1], done.cluster_id, done.procs

@@ -242,6 +242,8 @@ class Collector(Daemon):
 
     # -- updates -------------------------------------------------------------------------------
     def _apply_update(self, args: dict[str, Any], identity: str | None, method: str | None) -> Entry:
+        if not isinstance(args, dict):
+            raise CommandError("UPDATE_AD: an update must be a map {ad_type, ad, private?}", "BAD_REQUEST")
         ad_type = args.get("ad_type")
         if not isinstance(ad_type, str) or not ad_type:
             raise CommandError("UPDATE_AD: missing argument 'ad_type'", "BAD_REQUEST")
@@ -311,7 +313,10 @@ class Collector(Daemon):
         name, schedd = args.get("name"), args.get("schedd_name")
         if name is None and schedd is None:
             raise CommandError("INVALIDATE_AD needs a name, a schedd_name or a constraint", "BAD_REQUEST")
-        gone = self.store.invalidate(ad_type, None if name is None else str(name), args.get("address"),
+        address = args.get("address")
+        if address is not None and not isinstance(address, str):
+            raise CommandError("INVALIDATE_AD: argument 'address' must be a string", "BAD_REQUEST")
+        gone = self.store.invalidate(ad_type, None if name is None else str(name), address,
                                      None if schedd is None else str(schedd))
         if gone and self.forwarder is not None and self.forwarder.links:
             self.forwarder.forward("INVALIDATE_AD", args, ad_type)
@@ -319,10 +324,10 @@ class Collector(Daemon):
 
     async def cmd_invalidate(self, req: Request) -> int:
         """``INVALIDATE_AD {ad_type, name?, address?, schedd_name?, constraint?}``."""
-        constraint = req.arg("constraint")
+        constraint = req.arg_str("constraint")
         if not constraint:
             return self._invalidate(req.args)
-        ad_type = str(req.require("ad_type"))
+        ad_type = req.arg_str("ad_type", required=True)
         plan = self._plan(req)
         gone = [e async for e in self._select(ad_type, plan)]
         for e in gone:
@@ -345,9 +350,9 @@ class Collector(Daemon):
 
     # -- queries -------------------------------------------------------------------------------
     def _plan(self, req: Request) -> query.Plan:
-        text = req.arg("constraint")
+        text = req.arg_str("constraint")
         try:
-            plan = query.plan(str(text) if text else None)
+            plan = query.plan(text or None)
         except UserError as exc:
             raise CommandError(f"bad constraint: {exc}", "BAD_CONSTRAINT") from None
         return plan
@@ -376,11 +381,11 @@ class Collector(Daemon):
 
     async def cmd_query(self, req: Request) -> list[dict[str, str]]:
         """``QUERY_ADS {ad_type, constraint?, projection?, limit?}``, streamed in chunks."""
-        ad_type = str(req.require("ad_type"))
+        ad_type = req.arg_str("ad_type", required=True)
         plan = self._plan(req)
-        projection = req.arg("projection")
-        proj = tuple(str(p).lower() for p in projection) if projection else None
-        limit = int(req.arg("limit") or 0)
+        projection = req.arg_list("projection", str)
+        proj = tuple(p.lower() for p in projection) if projection else None
+        limit = req.arg_int("limit", 0)
         batch: list[dict[str, str]] = []
         sent = 0
         store = self.store
@@ -396,7 +401,7 @@ class Collector(Daemon):
         return batch
 
     async def cmd_query_private(self, req: Request) -> list[dict[str, Any]]:
-        ad_type = str(req.require("ad_type"))
+        ad_type = req.arg_str("ad_type", required=True)
         plan = self._plan(req)
         return [{"name": string_value(e.get("name")), "private": e.private}
                 async for e in self._select(ad_type, plan) if e.private]

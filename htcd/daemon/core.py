@@ -31,6 +31,7 @@ from htcd.daemon.advertise import Advertiser
 from htcd.daemon.log import LOG_NAMES, LogSettings, dprintf, open_log, parse_debug, parse_limit
 from htcd.daemon.stats import DEFAULT_QUANTUM, DEFAULT_WINDOW, DaemonStats, parse_publish
 from htcd.errors import UserError
+from htcd.wire import authz
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request, Server
 
@@ -74,8 +75,12 @@ class Daemon:
         handlers.update(self.command_handlers())
         self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log,
                              on_command=self.stats.command)
+        self.policy = self._apply_policy(self._build_policy(config))
+        self._configure_limits()
+        self._configure_security()
         self.advertiser = Advertiser(self)
         self._timers: list[asyncio.Task[None]] = []
+        self._timers_ended = False
         self._sequence = 0
         self._publishing: asyncio.Task[Any] | None = None
         self.pending_restart: list[str] = []
@@ -168,6 +173,48 @@ class Daemon:
             self.log.warning("STATISTICS_TO_PUBLISH: %s", problem)
         self.stats.configure(window, quantum, flags)
 
+    def _configure_limits(self) -> None:
+        """What the server allows peers (frame sizes, deadlines, connections in handshake); a bad
+        value is logged and the limits kept."""
+        from htcd.wire.framing import Limits
+
+        try:
+            self.server.limits = Limits.from_config(self.config)
+        except UserError as exc:
+            self.log.warning("%s; the protocol limits are unchanged", exc)
+
+    def _build_policy(self, config: Config) -> authz.Policy:
+        """The ALLOW/DENY policy of ``config`` (a malformed entry is a UserError naming its knob)."""
+        return authz.build(config, self.subsystem, self.log)
+
+    def _apply_policy(self, policy: authz.Policy) -> authz.Policy:
+        """Make ``policy`` the server's authorizer; log it, and warn of levels granted by host alone."""
+        self.server.authorizer = policy.check
+        for line in policy.describe():
+            dprintf(self.log, "D_SECURITY", "authorization: %s", line)
+        for level, rule, loose in policy.host_only_rules():
+            self.log.warning("SECURITY WARNING: %s = %s grants %s by host alone (%s): any user or program on "
+                             "those hosts holds it. Use this (e.g. `use SECURITY : Host_Based`) only on a "
+                             "trusted, closed network; see docs/security.md", rule.knob, rule.text, level,
+                             ", ".join(e.text for e in loose))
+        return policy
+
+    def _configure_security(self) -> None:
+        """Authentication (htcd/wire/authn.py): what the server accepts and requires per level,
+        and what this daemon offers as a client (SEC_DAEMON_*, its tokens, the pool CA).  A bad
+        value is logged and the running settings kept."""
+        from htcd.wire import client
+        from htcd.wire.authn import ClientSecurity, SecurityConfigError, ServerSecurity
+
+        try:
+            self.server.security = ServerSecurity(self.config, self.uid_domain, self.log)
+            client.configure(ClientSecurity.from_config(self.config, "DAEMON"))
+        except (SecurityConfigError, UserError) as exc:
+            self.log.error("%s; the authentication settings are unchanged", exc)
+            return
+        if self.server.security.tls is None:
+            dprintf(self.log, "D_SECURITY", "no TLS on TCP: %s", self.server.security.tls_problem)
+
     def _on_block(self, busy: float, cpu: float, what: str) -> None:
         self.log.info("DaemonCore: the event loop was busy for %.3f s (%.3f s of CPU) between two waits "
                       "for I/O; longest callback: %s", busy, cpu, what)
@@ -223,7 +270,7 @@ class Daemon:
 
         async def loop() -> None:
             delay = first
-            while during_shutdown or not self.stopping.is_set():
+            while not self._timers_ended and (during_shutdown or not self.stopping.is_set()):
                 if during_shutdown:
                     await asyncio.sleep(delay)
                 else:
@@ -289,14 +336,14 @@ class Daemon:
 
     async def _cmd_off(self, req: Request) -> str:
         self.log.info("shutdown requested by %s", req.identity)
-        self.request_stop(fast=bool(req.arg("fast")), peaceful=bool(req.arg("peaceful")))
+        self.request_stop(fast=req.arg_bool("fast"), peaceful=req.arg_bool("peaceful"))
         return "ok"
 
     async def _cmd_sec_query(self, req: Request) -> dict[str, Any]:
         """Whether the caller holds each asked-for authorization level, and why not."""
         from htcd.wire import auth
 
-        levels = [str(x).upper() for x in (req.arg("levels") or [auth.READ])]
+        levels = [x.upper() for x in req.arg_list("levels", str, [auth.READ])]
         if "ALL" in levels:
             levels = list(auth.LEVELS)
         unknown = [lv for lv in levels if lv not in auth.LEVELS]
@@ -304,16 +351,17 @@ class Daemon:
             raise CommandError(f"unknown authorization level {', '.join(unknown)} "
                                f"(known: {', '.join(auth.LEVELS)}, ALL)", "BAD_REQUEST")
         return {"identity": str(req.identity), "method": req.identity.method, "daemon": self.subsystem,
-                "name": self.name,
-                "levels": {lv: self.server.authorizer(req.identity, lv) for lv in levels}}
+                "name": self.name, "encrypted": req.identity.encrypted,
+                "scopes": sorted(req.identity.scopes) if req.identity.scopes is not None else None,
+                "levels": {lv: self.server.authorized(req.identity, lv) for lv in levels}}
 
     async def _cmd_query_self(self, req: Request) -> list[dict[str, str]]:
         """``{statistics: "DC:2"}`` publishes the statistics at that level instead of the
         configured one (condor_status -direct NAME -statistics DC:2)."""
         ads = self.own_ads()
-        text = req.arg("statistics")
+        text = req.arg_str("statistics")
         if text:
-            flags, problems = parse_publish(str(text))
+            flags, problems = parse_publish(text)
             if problems:
                 raise CommandError(f"bad statistics {text!r}: {'; '.join(problems)}", "BAD_REQUEST")
             for ad in ads:
@@ -334,7 +382,7 @@ class Daemon:
         from htcd.config.persist import persist_changes
 
         try:
-            path = persist_changes(self.config, list(req.arg("set") or []), list(req.arg("unset") or []))
+            path = persist_changes(self.config, req.arg_list("set", str), req.arg_list("unset", str))
         except UserError as exc:
             raise CommandError(str(exc), "BAD_CONFIG") from None
         self.log.info("persistent config %s changed by %s: set %s, unset %s", path, req.identity,
@@ -349,8 +397,7 @@ class Daemon:
             raise CommandError(f"the {self.subsystem.lower()} refuses runtime config: "
                                "ENABLE_RUNTIME_CONFIG is not true", "DENIED")
         try:
-            changes, names = parse_changes(self.config, list(req.arg("set") or []),
-                                           list(req.arg("unset") or []))
+            changes, names = parse_changes(self.config, req.arg_list("set", str), req.arg_list("unset", str))
         except UserError as exc:
             raise CommandError(str(exc), "BAD_CONFIG") from None
         self.runtime_config.update(changes)
@@ -372,6 +419,11 @@ class Daemon:
         except UserError as exc:
             self.log.error("reconfig failed, keeping the running config: %s", exc)
             raise CommandError(f"{self.subsystem.lower()} kept its running config: {exc}", "BAD_CONFIG") from None
+        try:
+            policy = self._build_policy(config)
+        except UserError as exc:
+            self.log.error("reconfig failed, keeping the running config: %s", exc)
+            raise CommandError(f"{self.subsystem.lower()} kept its running config: {exc}", "BAD_CONFIG") from None
         pending = restart_knobs_changed(self.config, config)
         for knob in pending:
             self.log.warning("%s changed (%r -> %r): it needs a restart of the %s; pending until then",
@@ -380,6 +432,9 @@ class Daemon:
         self.config = config
         self._reopen_logs()  # debug categories, sizes and names apply at once
         self._configure_stats()
+        self._configure_limits()
+        self._configure_security()
+        self.policy = self._apply_policy(policy)
         self.log.info("reconfigured from %s", ", ".join(config.files) or "the embedded default")
         self.reconfigured()
         return {"daemon": self.subsystem, "pending_restart": self.pending_restart}
@@ -441,14 +496,28 @@ class Daemon:
             self.log.info("got shutdown request (%s)", "fast" if self.fast else "graceful")
             await self._shut_down()
         finally:
-            for t in self._timers:
-                t.cancel()
-            await asyncio.gather(*self._timers, return_exceptions=True)
+            await self._end_timers()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.invalidate(), 5.0)
             self._remove_address_file()
             await self.server.close()
             self.log.info("**** %s (pid %d) EXITING WITH STATUS 0", self.subsystem, os.getpid())
+
+    async def _end_timers(self) -> None:
+        """Cancel the timers until they have all ended: on Python 3.11 a ``wait_for`` whose
+        operation completes just as the cancellation arrives swallows it, and a timer kept up
+        during shutdown (the keepalive) would then sleep on for many minutes."""
+        self._timers_ended = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10.0
+        pending = [t for t in self._timers if not t.done()]
+        while pending and loop.time() < deadline:
+            for t in pending:
+                t.cancel()
+            await asyncio.wait(pending, timeout=0.5)
+            pending = [t for t in pending if not t.done()]
+        if pending:
+            self.log.warning("timers still running at exit: %s", ", ".join(t.get_name() for t in pending))
 
     async def _shut_down(self) -> None:
         graceful = asyncio.create_task(self.shutdown(self.fast))

@@ -28,7 +28,7 @@ class PriorityCommands:
                 "customers": [acct.record(name) for name in sorted(acct.customers)]}
 
     def _name(self, req: Request) -> str:
-        name = str(req.require("name"))
+        name = req.arg_str("name", required=True)
         if "@" not in name:
             raise CommandError(f"{name!r} is not a full user name: use user@uid_domain", "BAD_NAME")
         return name
@@ -39,7 +39,7 @@ class PriorityCommands:
     async def cmd_set_factor(self, req: Request) -> str:
         name = self._name(req)
         try:
-            self.accountant.set_factor(name, float(req.require("factor")))
+            self.accountant.set_factor(name, req.arg_float("factor", required=True))
         except (TypeError, ValueError) as exc:
             raise CommandError(f"bad priority factor: {exc}", "BAD_VALUE") from None
         await self._save()
@@ -48,14 +48,14 @@ class PriorityCommands:
     async def cmd_set_priority(self, req: Request) -> str:
         name = self._name(req)
         try:
-            self.accountant.set_priority(name, float(req.require("priority")))
+            self.accountant.set_priority(name, req.arg_float("priority", required=True))
         except (TypeError, ValueError) as exc:
             raise CommandError(f"bad priority: {exc}", "BAD_VALUE") from None
         await self._save()
         return "ok"
 
     async def cmd_reset_usage(self, req: Request) -> str:
-        if req.arg("all"):
+        if req.arg_bool("all"):
             for name in list(self.accountant.customers):
                 self.accountant.reset_usage(name)
         else:

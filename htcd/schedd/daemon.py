@@ -16,7 +16,7 @@ from htcd.daemon import Daemon
 from htcd.daemon.log import parse_size
 from htcd.daemon.stats import Pacer
 from htcd.errors import UserError
-from htcd.schedd import history, limits, periodic, query, userlog
+from htcd.schedd import history, limits, ownership, periodic, query, userlog
 from htcd.schedd.alive import KeepAlive
 from htcd.schedd.attrcheck import check_edit
 from htcd.schedd.autocluster import AutoClusters, group_submitters, submitter_name
@@ -25,10 +25,11 @@ from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Cluster, J
 from htcd.schedd.local import LocalJobs, ap_universe
 from htcd.schedd.queue import JobId, JobQueue
 from htcd.schedd.shadow import Shadow, fits
+from htcd.schedd.spool import Spool, is_spooled
 from htcd.transfer.paths import Owner, open_as_owner
 from htcd.wire.client import acall
 from htcd.wire.errors import CommandError, WireError
-from htcd.wire.server import Handler, Request
+from htcd.wire.server import Handler, Request, is_wire_ad
 
 # Attributes a client may not set at submit: the schedd owns them.
 PROTECTED = {"owner", "user", "clusterid", "procid", "jobstatus", "globaljobid"}
@@ -43,6 +44,14 @@ USAGE_ATTRS = ("ImageSize", "ResidentSetSize", "MemoryUsage", "RemoteUserCpu", "
 def _asks_hold(ad: dict[str, str]) -> bool:
     status = next((v for k, v in ad.items() if k.lower() == "jobstatus"), None)
     return status is not None and status.strip() == str(HELD)
+
+
+def _good_match(m: dict[str, Any]) -> bool:
+    """Whether a match of MATCHES has the shape the schedd relies on (checked before any is used)."""
+    c, dot, p = m.get("id", "").partition(".") if type(m.get("id")) is str else ("", "", "")
+    return (dot == "." and c.isdigit() and p.isdigit() and type(m.get("claim_id")) is str
+            and is_wire_ad(m.get("slot_ad")) and m.get("preempt") in (None, "rank", "priority")
+            and (m.get("autocluster") is None or type(m.get("autocluster")) is int))
 
 
 class _Batch:
@@ -93,6 +102,7 @@ class Schedd(Daemon):
         self._reconnects: list[Job] = []  # RUNNING jobs found at start-up, to be reconnected
         self._usage_dirty: dict[JobId, Job] = {}
         self._usage_flush: asyncio.TimerHandle | None = None
+        self.spool = Spool(self)  # spooled input and output (submit -spool, transfer_data)
         self._load()
 
     def default_name(self) -> str:
@@ -101,7 +111,9 @@ class Schedd(Daemon):
     def command_handlers(self) -> dict[str, Handler]:
         return {"RESERVE_CLUSTER": self.cmd_reserve, "SUBMIT": self.cmd_submit, "QUERY_JOBS": self.cmd_query,
                 "ACT_ON_JOBS": self.cmd_act, "NEGOTIATE": self.cmd_negotiate, "MATCHES": self.cmd_matches,
-                "SET_ATTRIBUTES": self.cmd_set_attributes, "VACATE_JOBS": self.cmd_vacate_jobs}
+                "SET_ATTRIBUTES": self.cmd_set_attributes, "VACATE_JOBS": self.cmd_vacate_jobs,
+                "SPOOL_JOB_FILES": lambda req: self.spool.cmd_spool_job_files(req),
+                "TRANSFER_DATA": lambda req: self.spool.cmd_transfer_data(req)}
 
     # -- the queue in memory ---------------------------------------------------------------
     def _add_job(self, job: Job) -> None:
@@ -223,6 +235,7 @@ class Schedd(Daemon):
                 self._materialize_soon(job.cluster)
             elif job.cluster.live <= 0:
                 self.clusters.pop(job.cluster_id, None)
+            self.spool.forget(job)
         if batch is not None:
             batch.history.append(job)
             self.publish_soon()
@@ -323,16 +336,20 @@ class Schedd(Daemon):
                 seen.add(v)
 
     async def cmd_submit(self, req: Request) -> dict[str, Any]:
-        cid = int(req.require("cluster_id"))
+        cid = req.arg_int("cluster_id", required=True)
         if self.reserved.get(cid) != str(req.identity):
             raise CommandError(f"cluster {cid} was not reserved by {req.identity}", "BAD_CLUSTER")
-        cluster_ad = dict(req.require("cluster_ad"))
+        cluster_ad = dict(req.arg_ad("cluster_ad", required=True))
         proc_ads = req.require("proc_ads")  # fresh from the wire: ours to change
-        if not isinstance(proc_ads, list) or not all(isinstance(p, dict) for p in proc_ads):
-            raise CommandError("proc_ads must be a list of ads", "BAD_REQUEST")
+        if not isinstance(proc_ads, list) or not all(map(is_wire_ad, proc_ads)):
+            raise CommandError("SUBMIT: argument 'proc_ads' must be a list of ClassAds (maps of attribute name "
+                               "to expression text)", "BAD_REQUEST")
         if not proc_ads:
             raise CommandError("a submit needs at least one proc", "BAD_REQUEST")
-        user = req.identity.user
+        try:
+            user, user_at = ownership.submit_owner(self.config, req.identity, cluster_ad)
+        except PermissionError as exc:
+            raise CommandError(str(exc), "DENIED") from None
         limits.check_counts(self.config, len(proc_ads), len(self.jobs) + self.submitting,
                             self.counters.jobs(user))
         pacer = Pacer()
@@ -346,7 +363,7 @@ class Schedd(Daemon):
                 del ad[k]
             if held:
                 ad["JobStatus"] = str(HELD)
-        cluster_ad.update({"ClusterId": str(cid), "Owner": unparse(user), "User": unparse(str(req.identity)),
+        cluster_ad.update({"ClusterId": str(cid), "Owner": unparse(user), "User": unparse(user_at),
                            "JobStatus": str(HELD if on_hold else IDLE), "TotalSubmitProcs": str(len(proc_ads))})
         await self._validate(cluster_ad, proc_ads)
         cluster = Cluster(cid, cluster_ad)
@@ -416,28 +433,28 @@ class Schedd(Daemon):
     # -- queries and actions ---------------------------------------------------------------
     def _jobs_for(self, req: Request) -> list[Job]:
         """The jobs a query looks at: one owner's or one cluster's when the client says so."""
-        cluster = req.arg("cluster")
+        cluster = req.arg_int("cluster")
         if cluster is not None:
-            return [j for j in self.jobs.values() if j.cluster_id == int(cluster)]
+            return [j for j in self.jobs.values() if j.cluster_id == cluster]
         return list(self.jobs.values())
 
     async def cmd_query(self, req: Request) -> Any:
-        constraint = query.parse_constraint(req.arg("constraint"))
-        if req.arg("totals"):
+        constraint = query.parse_constraint(req.arg_str("constraint"))
+        if req.arg_bool("totals"):
             everyone = self.counters.of()
-            owner = req.arg("owner")
+            owner = req.arg_str("owner")
             if owner is not None and constraint is None:
-                mine = self.counters.of(str(owner))
+                mine = self.counters.of(owner)
             else:
                 mine = everyone if constraint is None else await query.totals(self._jobs_for(req), constraint)
             return {"query": mine, "all": everyone}
-        if req.arg("autoclusters"):
+        if req.arg_bool("autoclusters"):
             return self.autoclusters.summary(list(self.jobs.values()), constraint)
         return await query.stream_jobs(req, self._jobs_for(req), constraint, self.autoclusters.attributes)
 
     async def _select(self, req: Request) -> list[Job]:
-        ids = req.arg("ids") or []
-        constraint = req.arg("constraint")
+        ids = req.arg_list("ids", (str, int))
+        constraint = req.arg_str("constraint")
         chosen: list[Job] = []
         for text in ids:
             c, _, p = str(text).partition(".")
@@ -458,20 +475,19 @@ class Schedd(Daemon):
         return [j for j in chosen if not (j.id in seen or seen.add(j.id))]  # type: ignore[func-returns-value]
 
     def _may_act(self, req: Request, job: Job) -> bool:
-        return self._may_act_for(req, job.owner)
+        return self._may_act_for(req, job.owner, job.cluster)
 
-    def _may_act_for(self, req: Request, owner: str) -> bool:
-        """The owner of the jobs, or a queue superuser, may act on them."""
-        supers = {s.lower() for s in self.config.get_list("QUEUE_SUPER_USERS", ["root", "condor"])}
-        if req.identity.uid in (0, os.geteuid()) or req.identity.user.lower() in supers:
-            return True
-        return owner == req.identity.user
+    def _may_act_for(self, req: Request, owner: str, cluster: Cluster | None = None) -> bool:
+        """The owner of the jobs (same user@domain), a queue superuser, or anyone when
+        QUEUE_ALL_USERS_TRUSTED (htcd/schedd/ownership.py)."""
+        return ownership.may_act(self.config, req.identity, owner,
+                                 ownership.cluster_user(cluster) if cluster is not None else None)
 
     async def cmd_act(self, req: Request) -> dict[str, Any]:
-        action = str(req.require("action")).lower()
+        action = req.arg_str("action", required=True).lower()
         if action not in ("remove", "hold", "release"):
             raise CommandError(f"unknown action {action!r}", "BAD_REQUEST")
-        reason = str(req.arg("reason") or f"via htcd {action} (by user {req.identity.user})")
+        reason = req.arg_str("reason") or f"via htcd {action} (by user {req.identity.user})"
         results: dict[str, str] = {}
         selected = await self._select(req)
         if action == "remove":
@@ -482,11 +498,11 @@ class Schedd(Daemon):
             taken = Counter(j.cluster_id for j in selected if self._may_act(req, j)) if pending else Counter()
             for cid, cluster in list(self.clusters.items()):
                 if cluster.pending and (cid in named or 0 < cluster.live <= taken[cid]) \
-                        and self._may_act_for(req, cluster.owner):
+                        and self._may_act_for(req, cluster.owner, cluster):
                     self._cancel_pending(cluster)
                     results[f"{cid}.*"] = "unmaterialized procs removed"
         act = getattr(self, f"_{action}")
-        allowed: dict[str, bool] = {}  # owner -> may the caller act on their jobs
+        allowed: dict[int, bool] = {}  # cluster -> may the caller act on its jobs
         pacer = Pacer()
         batch = self._batch = _Batch()  # queue, event-log and history writes: together, off the loop
         try:
@@ -500,9 +516,9 @@ class Schedd(Daemon):
                     self._batch = batch
                 if job.id not in self.jobs:  # gone while the loop had a turn
                     continue
-                ok = allowed.get(job.owner)
+                ok = allowed.get(job.cluster_id)
                 if ok is None:
-                    ok = allowed[job.owner] = self._may_act(req, job)
+                    ok = allowed[job.cluster_id] = self._may_act(req, job)
                 if not ok:
                     results[job.id_text] = f"denied: {req.identity} is not the owner ({job.owner}) or a queue superuser"
                     continue
@@ -517,7 +533,7 @@ class Schedd(Daemon):
 
     async def cmd_set_attributes(self, req: Request) -> dict[str, Any]:
         """qedit: set attributes of the selected jobs, all in one transaction."""
-        attrs = {str(k): str(v) for k, v in dict(req.require("attrs")).items()}
+        attrs = dict(req.arg_ad("attrs", required=True))
         for k, v in attrs.items():
             why = check_edit(k, v)
             if why:
@@ -537,8 +553,8 @@ class Schedd(Daemon):
     async def cmd_vacate_jobs(self, req: Request) -> dict[str, Any]:
         """``htcd vacate_job``: running jobs leave their execute points and go back to idle (their
         claims are released); graceful (KillSig, then killed after the vacate time) or ``fast``."""
-        fast = bool(req.arg("fast"))
-        reason = str(req.arg("reason") or f"via htcd vacate_job{' -fast' if fast else ''} (by user "
+        fast = req.arg_bool("fast")
+        reason = str(req.arg_str("reason") or f"via htcd vacate_job{' -fast' if fast else ''} (by user "
                      f"{req.identity.user})")
         results: dict[str, str] = {}
         for job in await self._select(req):
@@ -773,10 +789,15 @@ class Schedd(Daemon):
             self.log.info("job %s exited; OnExitRemove is false, so it runs again", job.id_text)
             self.reschedule()
             return
+        if is_spooled(job):
+            self.spool.note_output(job, result)
         self._set_status(job, COMPLETED)
         self._persist(job)
         self.log.info("job %s completed: %s", job.id_text, f"signal {sig}" if sig is not None
                       else f"exit code {attrs['ExitCode']}")
+        if self.spool.leave_in_queue(job):  # kept for its output (spooled) or by leave_in_queue
+            self.publish_soon()
+            return
         self._leave_queue(job)
 
     def finish_removal(self, job: Job) -> None:
@@ -835,22 +856,32 @@ class Schedd(Daemon):
     # -- negotiation -------------------------------------------------------------------------
     async def cmd_negotiate(self, req: Request) -> list[dict[str, Any]]:
         """One resource request per autocluster of the submitter's idle jobs, with a count."""
-        submitter = str(req.require("submitter"))  # owner@domain, or group.user@domain
+        submitter = req.arg_str("submitter", required=True)  # owner@domain, or group.user@domain
         owner = submitter.split("@", 1)[0]
-        limit = int(req.arg("limit") or 200)  # NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE
-        self.autoclusters.learn_slots([ClassAd.from_wire(w) for w in req.arg("slot_ads") or []])
+        limit = req.arg_int("limit") or 200  # NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE
+        slot_ads = req.arg_list("slot_ads", dict)
+        skip = req.arg_list("skip", int)
+        if not all(map(is_wire_ad, slot_ads)):
+            raise CommandError("NEGOTIATE: argument 'slot_ads' must be a list of ClassAds", "BAD_REQUEST")
+        self.autoclusters.learn_slots([ClassAd.from_wire(w) for w in slot_ads])
         if not self.may_start():
             return []
         domain = self.uid_domain
         idle = [j for j in self.jobs.values()
                 if j.status == IDLE and not j.matched and (j.owner == owner or "." in owner) and not ap_universe(j)
                 and submitter_name(j, domain) == submitter]
-        return self.autoclusters.requests(idle, limit, req.arg("skip") or ())
+        return self.autoclusters.requests(idle, limit, skip)
 
     async def cmd_matches(self, req: Request) -> int:
         started = 0
         spares: dict[int, Iterator[Job]] = {}  # per autocluster: its idle jobs, found once per call
-        for m in req.require("matches"):
+        matches = req.arg_list("matches", dict, required=True)
+        bad = next((m for m in matches if not _good_match(m)), None)
+        if bad is not None:
+            raise CommandError("MATCHES: each match must be {id: \"<cluster>.<proc>\", autocluster: <integer> | null, "
+                               "slot_ad: <ClassAd>, claim_id: <string>, preempt: null | \"rank\" | \"priority\"}; "
+                               f"got {str(bad)[:200]}", "BAD_REQUEST")
+        for m in matches:
             if not self.may_start():
                 delay = self.knob_int("JOB_START_DELAY", 0)
                 if delay > 0:  # held back by the start pace: ask again once a start is due
@@ -966,6 +997,8 @@ class Schedd(Daemon):
     async def startup(self) -> None:
         interval = lambda: max(1, self.knob_int("PERIODIC_EXPR_INTERVAL", 60))  # noqa: E731
         self.every(interval, self.periodic_policy, "periodic job policy", first=interval())
+        self.every(interval, self.spool.sweep_completed, "completed jobs left in the queue", first=interval())
+        self.spool.sweep_stages()
         for cluster in list(self.clusters.values()):
             if cluster.pending:
                 self._materialize_soon(cluster)

@@ -90,9 +90,9 @@ async def stream_jobs(req: Request, jobs: list[Job], constraint: Expr | None,
                       computed: Callable[[Job], dict[str, str]]) -> list[dict[str, str]]:
     """Stream the selected jobs; ``computed`` gives the attributes the schedd derives (autocluster)
     for a job, added when the client asks for them or for whole ads."""
-    projection = [str(p) for p in req.arg("projection") or []]
+    projection = req.arg_list("projection", str)
     add = not projection or any(p.lower() in AUTOCLUSTER_ATTRS for p in projection)
-    limit = int(req.arg("limit") or 0)
+    limit = req.arg_int("limit", 0)
     chunk: list[dict[str, str]] = []
     n = 0
     wanted: dict[int, list[str]] = {}  # per cluster: the projection plus what its expressions reference

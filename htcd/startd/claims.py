@@ -117,7 +117,7 @@ class ClaimCommands:
         """The schedd's keep-alive for the claims it holds here; answers those it does not hold."""
         held = self._claims_by_id()
         unknown = []
-        for cid in req.require("claim_ids") or []:
+        for cid in req.arg_list("claim_ids", str):
             slot = held.get(str(cid))
             if slot is None or slot.claim is None:
                 unknown.append(cid)
@@ -217,7 +217,7 @@ class ClaimCommands:
     async def cmd_reconnect_job(self: Startd, req: Request) -> dict[str, Any]:
         """A shadow (after a schedd restart) presents the claim id of a running job: it gets the
         run's stream from where it is, or the kept result at once."""
-        slot = self._slot_for_claim(str(req.require("claim_id")))
+        slot = self._slot_for_claim(req.arg_str("claim_id", required=True))
         claim = slot.claim
         assert claim is not None
         run = claim.run
@@ -235,8 +235,8 @@ class ClaimCommands:
     async def cmd_vacate_claims(self: Startd, req: Request) -> dict[str, Any]:
         """``htcd vacate``: end the claims of the named slots (every slot by default); their jobs
         are vacated (KillSig, then killed after MachineMaxVacateTime) or, ``fast``, killed."""
-        names = {str(n).lower() for n in req.arg("slots") or []}
-        fast = bool(req.arg("fast"))
+        names = {n.lower() for n in req.arg_list("slots", str)}
+        fast = req.arg_bool("fast")
         chosen = [s for s in self.all_slots() if s.claim is not None
                   and (not names or s.name.lower() in names or s.short_name.lower() in names)]
         why = f"vacated by {req.identity} (htcd vacate{' -fast' if fast else ''})"
@@ -248,17 +248,17 @@ class ClaimCommands:
     async def cmd_deactivate_claim(self: Startd, req: Request) -> str:
         """Stop the job of a claim; the claim stays.  ``graceful``: the job's KillSig first, SIGKILL
         after its vacate time; ``evict``: the result says the job was evicted (it goes back to idle)."""
-        slot = self._slot_for_claim(str(req.require("claim_id")))
+        slot = self._slot_for_claim(req.arg_str("claim_id", required=True))
         starter = slot.starter
         if starter is None:
             return "ok"
         claim = slot.claim
         if claim is not None:
             claim.renew()
-        why = str(req.arg("reason") or f"{req.identity} deactivated the claim")
-        if req.arg("evict"):
+        why = req.arg_str("reason") or f"{req.identity} deactivated the claim"
+        if req.arg_bool("evict"):
             slot.evicting = why
-        if req.arg("graceful"):
+        if req.arg_bool("graceful"):
             t, how = states.vacate_time(slot_ad(self, slot, policy=True), self.policy,
                                         claim.job_ad if claim is not None else None)
             self.log.info("%s: vacating the job (%s); killing it after %s", slot.short_name, why, how)

@@ -48,6 +48,8 @@ from htcd.startd.slot import (
 )
 from htcd.startd.states import Drain, Machine, Policy, Transition, decide
 from htcd.starter.starter import Starter, clean_orphans
+from htcd.transfer import streams
+from htcd.transfer.paths import TransferError
 from htcd.universe import Universe
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request
@@ -109,6 +111,15 @@ class Startd(ClaimCommands, Daemon):
         self.plugins.load_entry_points()
         self.universes = self.plugins.universes()
         self.log.info("universes offered: %s", ", ".join(sorted(self.universes)) or "none")
+        self._configure_universes()
+        for uname, u in self.universes.items():  # e.g. containers an earlier startd left running
+            try:
+                n = await asyncio.to_thread(u.clean_orphans)
+            except Exception:  # a plugin's bug must not stop the startd
+                self.log.exception("the %s universe failed to clean up after an earlier startd", uname)
+                continue
+            if n:
+                self.log.info("the %s universe removed %d leftovers of an earlier startd", uname, n)
         self.provided = self.plugins.machine_attributes(self.config)
         self._machine_ad = None
         self.slots = self._make_slots()
@@ -142,8 +153,16 @@ class Startd(ClaimCommands, Daemon):
     def polling_interval(self) -> float:
         return max(0.1, self.config.get_float("POLLING_INTERVAL", 5.0))
 
+    def _configure_universes(self) -> None:
+        for uname, u in self.universes.items():
+            try:
+                u.configure(self.config)
+            except Exception:  # a plugin's bug must not stop the startd
+                self.log.exception("the %s universe failed to read its configuration", uname)
+
     def reconfigured(self) -> None:
         self.policy = Policy.from_config(self.config, self.log)
+        self._configure_universes()
         jobs = load_jobs(self.config, self.log)
         if jobs != self.cron.jobs:
             self.spawn(self.cron.restart(jobs), "STARTD_CRON restart")
@@ -183,17 +202,29 @@ class Startd(ClaimCommands, Daemon):
                 ad[k] = v
             for k, v in self.provided.items():
                 ad[k] = v
+            offered = []
             for uname, u in self.universes.items():
+                for k, v in u.machine_attributes().items():
+                    ad[k] = v
+                if not self._universe_available(uname, u):
+                    continue  # e.g. no engine answers: its jobs must not match here
+                offered.append(uname)
                 has = UNIVERSE_HAS.get(uname)  # the attribute condor_submit's Requirements test
                 if has:
                     ad[has] = True
-                for k, v in u.machine_attributes().items():
-                    ad[k] = v
+            ad["StarterAbilityList"] = ",".join(sorted(offered))
             for attrs in self.cron_attrs.values():
                 for k, text in attrs.items():
                     ad.set_expr(k, text)
             self._machine_ad = ad
         return self._machine_ad
+
+    def _universe_available(self, uname: str, universe: Universe) -> bool:
+        try:
+            return bool(universe.available())
+        except Exception:  # a plugin's bug must not stop the startd: the universe is not offered
+            self.log.exception("the %s universe failed to say whether it is available", uname)
+            return False
 
     def own_ads(self) -> list[ClassAd]:
         return [slot_ad(self, s) for s in self.all_slots()]
@@ -372,11 +403,11 @@ class Startd(ClaimCommands, Daemon):
                                "takes no new claims", "REFUSED")
 
     async def cmd_request_claim(self, req: Request) -> dict[str, Any]:
-        slot = self._slot_for_offer(str(req.require("claim_id")))
-        job = ClassAd.from_wire(req.require("job_ad"))
+        slot = self._slot_for_offer(req.arg_str("claim_id", required=True))
+        job = ClassAd.from_wire(req.arg_ad("job_ad", required=True))
         self._accepting(job)
         owner = str(job.get_value("Owner", "") or "")
-        user, client = str(req.identity), str(req.arg("schedd_host", ""))
+        user, client = str(req.identity), req.arg_str("schedd_host", "")
         ad = slot_ad(self, slot, policy=True)
         start, why = self.policy.truth(ad, "START", job)
         if not start:
@@ -386,7 +417,7 @@ class Startd(ClaimCommands, Daemon):
             slot = self._carve(slot, ad, job, user)
         if slot.state in (UNCLAIMED, OWNER):
             claim = self._make_claim(slot, job, owner, user, client, rank)
-            claim.lease = self.claim_lease(req.arg("alive_interval"))
+            claim.lease = self.claim_lease(req.arg_float("alive_interval"))
             self.apply(slot, Transition(CLAIMED, IDLE, f"claimed by {user} for {owner or 'a job'}"))
             self.watch_connection(slot, claim, req.conn)
             self.publish_soon()
@@ -403,7 +434,7 @@ class Startd(ClaimCommands, Daemon):
         per MaxJobRetirementTime, vacated)."""
         current = slot.claim
         assert current is not None
-        by_priority = req.arg("preempt") == "priority"
+        by_priority = req.arg_str("preempt") == "priority"
         if not by_priority and rank <= current.rank:
             raise CommandError(f"{slot.name} is Claimed and RANK for this job ({rank:g}) is not above the "
                                f"current claim's ({current.rank:g})", "BUSY")
@@ -483,7 +514,7 @@ class Startd(ClaimCommands, Daemon):
         return out
 
     async def cmd_activate_claim(self, req: Request) -> dict[str, Any]:
-        slot = self._slot_for_claim(str(req.require("claim_id")))
+        slot = self._slot_for_claim(req.arg_str("claim_id", required=True))
         claim = slot.claim
         assert claim is not None
         claim.renew()
@@ -491,14 +522,15 @@ class Startd(ClaimCommands, Daemon):
             raise CommandError(f"{slot.name} is {slot.state}/{slot.activity}, cannot start a job", "BUSY")
         if self.stopping.is_set():
             raise CommandError("the startd is shutting down and starts no new jobs", "REFUSED")
-        job = ClassAd.from_wire(req.require("job_ad"))
+        job = ClassAd.from_wire(req.arg_ad("job_ad", required=True))
         uname = self._universe_name(job)
         universe = self.universes.get(uname)
         if universe is None:
             raise CommandError(f"{slot.name} does not offer the {uname} universe", "NO_UNIVERSE")
         starter = Starter(job, slot.name, slot.slot_id if slot.kind != DYNAMIC else slot.slot_id * 1000 + slot.sub_id,
                           self.config.get("EXECUTE") or ".", universe,
-                          self.open_log("STARTER", f".{slot.short_name}"), files=dict(req.arg("files") or {}),
+                          self.open_log("STARTER", f".{slot.short_name}"),
+                          files=await self._input_files(req),
                           config=self.config, memory_mb=slot.memory, on_sample=lambda _usage: self._job_sampled(slot))
         run = JobRun(f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}", job_lease(job), starter)
         starter.on_update = run.sampled  # usage samples stream to the shadow
@@ -516,6 +548,13 @@ class Startd(ClaimCommands, Daemon):
         self.publish_soon()
         run.task = self.spawn(self.run_job(slot, claim, run), f"job {run.job_id}")
         return await self.follow_run(req, slot, claim, run, {"update": "activated"})
+
+    async def _input_files(self, req: Request) -> dict[str, Any]:
+        """The job's input entries; files too big for the message arrive now, as a chunk stream."""
+        try:
+            return await streams.receive_input(req, dict(req.arg_map("files")), self.config.get("EXECUTE") or ".")
+        except (TransferError, OSError, TimeoutError) as exc:
+            raise CommandError(f"the job's input did not arrive: {exc}", "TRANSFER_FAILED") from None
 
     def _job_sampled(self, slot: Slot) -> None:
         """A starter's periodic sample is in the job ad: PERIODIC_CHECKPOINT for a job that wants
@@ -553,7 +592,7 @@ class Startd(ClaimCommands, Daemon):
         return names.get(int(job.get_value("JobUniverse", 5) or 5), "vanilla")
 
     async def cmd_release_claim(self, req: Request) -> str:
-        slot = self._slot_for_claim(str(req.require("claim_id")))
+        slot = self._slot_for_claim(req.arg_str("claim_id", required=True))
         self.release(slot, f"{req.identity} released the claim")
         return "ok"
 
@@ -573,15 +612,15 @@ class Startd(ClaimCommands, Daemon):
     async def cmd_drain_jobs(self, req: Request) -> dict[str, Any]:
         if self.drain is not None:
             raise CommandError("Draining already in progress.", "BUSY")
-        how = str(req.arg("how_fast") or "graceful").lower()
+        how = (req.arg_str("how_fast") or "graceful").lower()
         if how not in HOW_FAST:
             raise CommandError(f"how_fast {how!r} is not one of {', '.join(HOW_FAST)}", "BAD_REQUEST")
-        on_completion = str(req.arg("on_completion") or "nothing").lower()
+        on_completion = (req.arg_str("on_completion") or "nothing").lower()
         if on_completion not in ON_COMPLETION:
             raise CommandError(f"on_completion {on_completion!r} is not one of {', '.join(ON_COMPLETION)}",
                                "BAD_REQUEST")
-        start = req.arg("start")
-        check = req.arg("check")
+        start = req.arg_str("start")
+        check = req.arg_str("check")
         for what, text in (("-start", start), ("-check", check)):
             if text is not None:
                 try:
@@ -594,7 +633,7 @@ class Startd(ClaimCommands, Daemon):
         self._drain_seq += 1
         now = int(time.time())
         drain = Drain(request_id=f"{self.start_time}{self._drain_seq:03d}", how=how,
-                      reason=str(req.arg("reason") or f"by command from {req.identity}"),
+                      reason=req.arg_str("reason") or f"by command from {req.identity}",
                       on_completion=on_completion, start=None if start is None else str(start), start_time=now)
         drain.deadline = max([now, *(e for e in self._retirement_ends() if not math.isinf(e))])
         self.drain = drain
@@ -621,7 +660,7 @@ class Startd(ClaimCommands, Daemon):
         drain = self.drain
         if drain is None:
             raise CommandError("the machine is not draining", "NOT_DRAINING")
-        wanted = req.arg("request_id")
+        wanted = req.arg_str("request_id")
         if wanted and str(wanted) != drain.request_id:
             raise CommandError(f"no drain with request id {wanted} (the current one is {drain.request_id})",
                                "BAD_REQUEST")

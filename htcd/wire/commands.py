@@ -49,6 +49,8 @@ _TABLE = [
     Command("NEGOTIATE", auth.NEGOTIATOR, ("SCHEDD",), "Resource requests of one submitter."),
     Command("MATCHES", auth.NEGOTIATOR, ("SCHEDD",), "Matches made for a submitter's requests."),
     Command("VACATE_JOBS", auth.WRITE, ("SCHEDD",), "Vacate running jobs back to idle (htcd vacate_job)."),
+    Command("SPOOL_JOB_FILES", auth.WRITE, ("SCHEDD",), "Upload a cluster's input into the spool (submit -spool)."),
+    Command("TRANSFER_DATA", auth.WRITE, ("SCHEDD",), "Stream spooled jobs' output back (htcd transfer_data)."),
     # startd
     Command("REQUEST_CLAIM", auth.DAEMON, ("STARTD",), "Claim a slot with the claim id from a match."),
     Command("ACTIVATE_CLAIM", auth.DAEMON, ("STARTD",), "Run a job on a claimed slot; replies when it ends."),

@@ -26,13 +26,25 @@ import msgpack
 
 from htcd.wire import auth
 from htcd.wire.address import Address
+from htcd.wire.authn import ServerSecurity
 from htcd.wire.commands import COMMANDS
 from htcd.wire.errors import CommandError, ProtocolError
-from htcd.wire.framing import HEADER, MAX_FRAME, decode_body, encode, read_frame
+from htcd.wire.framing import (
+    HEADER,
+    MAX_DEPTH,
+    MAX_FRAME,
+    Limits,
+    check_depth,
+    check_length,
+    decode_body,
+    encode,
+    frame_limit,
+    read_frame,
+    unpack_limits,
+)
 
 PROTOCOL_VERSIONS = (1,)
-HANDSHAKE_TIMEOUT = 20.0
-IDLE_TIMEOUT = 3600.0
+HANDSHAKE_TIMEOUT = 20.0  # a single handshake read; the whole handshake is bounded by Limits
 BIG_FRAME = 1 << 20  # requests from this size on are decoded in slices (a 100,000-proc SUBMIT)
 
 Handler = Callable[["Request"], Awaitable[Any]]
@@ -44,11 +56,27 @@ class Connection:
 
     reader: asyncio.StreamReader = field(repr=False)
     on_close: list[Callable[[], None]] = field(default_factory=list)
+    _watchers: set[asyncio.Task[Any]] = field(default_factory=set, repr=False)
 
     async def closed_by_peer(self) -> None:
         """Return when the client closes (for a handler that waits long and expects no input)."""
-        while await self.reader.read(4096):
-            pass
+        task = asyncio.current_task()
+        if task is not None:
+            self._watchers.add(task)
+        try:
+            while await self.reader.read(4096):
+                pass
+        finally:
+            if task is not None:
+                self._watchers.discard(task)
+
+    async def settle(self) -> None:
+        """End the watchers a finished handler left reading (a cancelled one ends only on its
+        next step), so that the next request's read is the stream's only reader."""
+        watchers = list(self._watchers)
+        for task in watchers:
+            task.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
 
 
 @dataclass
@@ -72,19 +100,107 @@ class Request:
             raise CommandError(f"{self.command}: missing argument {name!r}", "BAD_REQUEST")
         return self.args[name]
 
+    # Typed accessors: a missing or wrongly typed argument is the client's mistake, answered with
+    # BAD_REQUEST naming the argument and the type expected (never a handler's TypeError).
+    def _typed(self, name: str, ok: Callable[[Any], bool], what: str, default: Any, required: bool) -> Any:
+        value = self.args.get(name)
+        if value is None:
+            if required:
+                raise CommandError(f"{self.command}: missing argument {name!r} ({what})", "BAD_REQUEST")
+            return default
+        if not ok(value):
+            raise CommandError(f"{self.command}: argument {name!r} must be {what}, not {_kind(value)}",
+                               "BAD_REQUEST")
+        return value
 
-async def read_request(reader: asyncio.StreamReader) -> dict[str, Any] | None:
+    def arg_str(self, name: str, default: str | None = None, required: bool = False) -> str:
+        return self._typed(name, lambda v: type(v) is str, "a string", default, required)
+
+    def arg_int(self, name: str, default: int | None = None, required: bool = False) -> int:
+        return self._typed(name, lambda v: type(v) is int, "an integer", default, required)
+
+    def arg_float(self, name: str, default: float | None = None, required: bool = False) -> float:
+        """A number (integer or float, finite) as a float."""
+        value = self._typed(name, lambda v: type(v) in (int, float) and v == v and abs(v) != float("inf"),
+                            "a finite number", default, required)
+        return value if value is None else float(value)
+
+    def arg_bool(self, name: str, default: bool = False) -> bool:
+        return bool(self._typed(name, lambda v: type(v) in (bool, int), "a boolean", default, False))
+
+    def arg_list(self, name: str, item: type | tuple[type, ...] | None = None, default: list[Any] | None = None,
+                 required: bool = False) -> list[Any]:
+        """A list (or an empty default); with ``item``, every element must be of that type."""
+        what = "a list" if item is None else f"a list of {_names(item)}"
+        value = self._typed(name, lambda v: isinstance(v, (list, tuple)) and (
+            item is None or all(_is(x, item) for x in v)), what, None, required)
+        return list(default or []) if value is None else list(value)
+
+    def arg_map(self, name: str, required: bool = False) -> dict[Any, Any]:
+        return self._typed(name, lambda v: type(v) is dict, "a map", {}, required)
+
+    def arg_ad(self, name: str, required: bool = False) -> dict[str, str] | None:
+        """A ClassAd in wire form: a map of attribute name to expression text (both strings)."""
+        return self._typed(name, is_wire_ad, "a ClassAd (a map of attribute name to expression text)", None,
+                           required)
+
+
+def is_wire_ad(value: Any) -> bool:
+    """Whether ``value`` is a ClassAd in wire form (every key and value a string); C-speed checks."""
+    return (type(value) is dict and set(map(type, value)) <= {str}
+            and set(map(type, value.values())) <= {str})
+
+
+def _is(value: Any, kinds: type | tuple[type, ...]) -> bool:
+    return isinstance(value, kinds) and not (type(value) is bool and bool not in (
+        kinds if isinstance(kinds, tuple) else (kinds,)))
+
+
+def _names(kinds: type | tuple[type, ...]) -> str:
+    names = {str: "strings", int: "integers", float: "numbers", dict: "maps", list: "lists", bytes: "bytes"}
+    return " or ".join(names.get(k, k.__name__) for k in (kinds if isinstance(kinds, tuple) else (kinds,)))
+
+
+def _kind(value: Any) -> str:
+    names = {str: "a string", int: "an integer", float: "a float", bool: "a boolean", bytes: "binary data",
+             dict: "a map", list: "a list", tuple: "a list"}
+    return names.get(type(value), type(value).__name__)
+
+
+class IdleTimeout(ProtocolError):
+    """The client sent nothing for CONNECTION_IDLE_TIMEOUT: closed without a last word (a client
+    that kept an idle connection did nothing wrong, and its next request should see a closed
+    connection, not a refusal)."""
+
+
+async def read_request(reader: asyncio.StreamReader, limits: Limits | None = None) -> dict[str, Any] | None:
     """One request frame (None at a clean end of stream); a big one is decoded a slice at a time
-    so that decoding it never holds the event loop for long."""
+    so that decoding it never holds the event loop for long.  The peer may stay silent between
+    requests for ``idle_timeout``, but a frame once begun must be whole within ``frame_timeout``
+    (a client sending a byte a minute is cut off)."""
+    limits = limits or Limits()
     try:
-        header = await reader.readexactly(HEADER.size)
-    except asyncio.IncompleteReadError as exc:
-        if not exc.partial:
-            return None
+        async with asyncio.timeout(limits.idle_timeout):  # a context, not a task per read: cheap
+            first = await reader.readexactly(1)
+    except asyncio.IncompleteReadError:
+        return None
+    except TimeoutError:
+        raise IdleTimeout(f"idle for {limits.idle_timeout:g} s (CONNECTION_IDLE_TIMEOUT)") from None
+    try:
+        async with asyncio.timeout(limits.frame_timeout):
+            return await _rest_of_frame(reader, first)
+    except TimeoutError:
+        raise ProtocolError(f"a frame not finished within {limits.frame_timeout:g} s "
+                            "(MESSAGE_READ_TIMEOUT)") from None
+
+
+async def _rest_of_frame(reader: asyncio.StreamReader, first: bytes) -> dict[str, Any]:
+    try:
+        header = first + await reader.readexactly(HEADER.size - 1)
+    except asyncio.IncompleteReadError:
         raise ProtocolError("connection closed inside a frame header") from None
     (length,) = HEADER.unpack(header)
-    if length > MAX_FRAME:
-        raise ProtocolError(f"frame of {length} bytes exceeds the limit of {MAX_FRAME}")
+    check_length(length)
     try:
         body = await reader.readexactly(length)
     except asyncio.IncompleteReadError:
@@ -99,15 +215,22 @@ _ARRAYS = {0xDC, 0xDD, *range(0x90, 0xA0)}
 
 
 async def decode_paced(body: bytes, depth: int = 3) -> dict[str, Any]:
-    """msgpack ``body`` decoded like ``decode_body``, walking the maps and arrays of the first
-    ``depth`` levels element by element (their elements decoded whole) and giving the loop a turn
-    whenever the slice's time is used up."""
+    """msgpack ``body`` decoded like ``decode_body`` (same limits), walking the maps and arrays of
+    the first ``depth`` levels element by element (their elements decoded whole) and giving the
+    loop a turn whenever the slice's time is used up."""
     from htcd.daemon.stats import Pacer
 
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(body), 1))
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(body), 1),
+                                **unpack_limits(len(body)))
     unpacker.feed(body)
     pacer = Pacer()
     count = 0
+
+    def whole(level: int) -> Any:
+        item = unpacker.unpack()
+        if isinstance(item, (dict, list, tuple)):
+            check_depth(item, MAX_DEPTH - level)
+        return item
 
     async def value(level: int) -> Any:
         nonlocal count
@@ -115,16 +238,16 @@ async def decode_paced(body: bytes, depth: int = 3) -> dict[str, Any]:
         if count & 127 == 0 and pacer.due():
             await pacer.pause()
         if level >= depth or unpacker.tell() >= len(body):
-            return unpacker.unpack()
+            return whole(level)
         kind = body[unpacker.tell()]
         if kind in _MAPS:
             out = {}
             for _ in range(unpacker.read_map_header()):
-                key = unpacker.unpack()
+                key = whole(level + 1)
                 out[key] = await value(level + 1)
             return out
         if kind not in _ARRAYS:
-            return unpacker.unpack()
+            return whole(level)
         n = unpacker.read_array_header()
         if level + 1 < depth:
             return [await value(level + 1) for _ in range(n)]
@@ -132,13 +255,13 @@ async def decode_paced(body: bytes, depth: int = 3) -> dict[str, Any]:
         for i in range(n):  # the deepest level walked: whole elements, no coroutine each
             if i & 127 == 0 and pacer.due():
                 await pacer.pause()
-            items.append(unpacker.unpack())
+            items.append(whole(level + 1))
         return items
 
     try:
         message = await value(0)
     except (ValueError, msgpack.UnpackException, msgpack.OutOfData, TypeError) as exc:
-        raise ProtocolError(f"undecodable frame: {exc}") from None
+        raise ProtocolError(f"undecodable frame: {exc or type(exc).__name__}") from None
     if unpacker.tell() != len(body):
         raise ProtocolError("undecodable frame: extra data after the message")
     if not isinstance(message, dict):
@@ -156,6 +279,8 @@ class Server:
         self.on_command = on_command  # (name, seconds, handled) after each request: statistics
         # (identity, level) -> None when authorized, else the one-line reason; the daemon sets its policy
         self.authorizer: Callable[[auth.Identity, str], str | None] = auth.authorize
+        # what the handshake accepts and each level requires (SEC_*); the daemon sets it from its config
+        self.security = ServerSecurity(None, uid_domain, log)
         from htcd.daemon.log import dprintf, enabled  # here: htcd.daemon imports this module
 
         self._dprintf = dprintf
@@ -164,6 +289,10 @@ class Server:
         self._conns: set[asyncio.Task[None]] = set()
         self._closing = False
         self.address = Address()
+        self.limits = Limits()  # the daemon sets them from its config (and on reconfig)
+        self._unauthenticated = 0  # connections in the handshake now
+        self._refused_busy = 0  # refused over MAX_UNAUTHENTICATED_CONNECTIONS since the last log line
+        self._busy_logged = -1e9
 
     async def start(self, unix_path: str | None, tcp_host: str | None, tcp_port: int = 0) -> Address:
         port = 0
@@ -230,11 +359,14 @@ class Server:
         conn = Connection(reader)
         self._dprintf(self.log, "D_NETWORK", "accepted a %s connection", via)
         try:
-            identity = await self._handshake(reader, writer, fs_identity, via)
+            identity = await self._authenticate(reader, writer, fs_identity, via)
             if identity is not None:
+                frame_limit.set(MAX_FRAME)
                 await self._requests(conn, writer, identity, via)
         except (TimeoutError, ProtocolError) as exc:
             self.log.info("dropped connection (%s): %s", via, exc or "timed out")
+            if not isinstance(exc, IdleTimeout):
+                self._tell(writer, "PROTOCOL", str(exc) or "timed out")
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         except asyncio.CancelledError:
@@ -253,54 +385,93 @@ class Server:
 
     async def _handshake(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                          fs_identity: auth.Identity | None, via: str) -> auth.Identity | None:
-        hello = await asyncio.wait_for(read_frame(reader), HANDSHAKE_TIMEOUT)
-        if hello is None:
-            return None
-        if hello.get("hello") != "htcd":
-            raise ProtocolError("not an htcd handshake")
-        version = hello.get("version")
-        if version not in PROTOCOL_VERSIONS:
-            await self._refuse(writer, "VERSION",
-                               f"protocol version {version!r} is not supported by this {self.name} "
-                               f"(it speaks {', '.join(map(str, PROTOCOL_VERSIONS))})")
-            return None
-        offered = [str(m).upper() for m in hello.get("methods") or []]
-        tried = []
-        if "FS" in offered:
-            if fs_identity is not None:
-                self._dprintf(self.log, "D_SECURITY", "authenticated %s by FS (%s)", fs_identity, via)
-                writer.write(encode({"ok": True, "version": version, "method": "FS",
-                                     "identity": str(fs_identity), "daemon": self.name}))
-                await writer.drain()
-                return fs_identity
-            tried.append("FS: only on the daemon's Unix socket (this is a " + via.split()[0] + " connection)")
-        for m in offered:
-            if m != "FS":
-                tried.append(f"{m}: not offered by this daemon")
-        reason = "; ".join(tried) or "the client offered no method"
-        self.log.warning("authentication failed (%s): %s", via, reason)
-        await self._refuse(writer, "AUTHENTICATION",
-                           f"authentication with {self.name} failed: {reason}")
-        return None
+        """Version, method negotiation, TLS and authentication: ``htcd/wire/handshake.py``."""
+        from htcd.wire import handshake
+
+        async def read(r: asyncio.StreamReader) -> dict[str, Any] | None:
+            return await asyncio.wait_for(read_frame(r), HANDSHAKE_TIMEOUT)
+
+        return await handshake.serve(self.security, self.name, self.log, self._dprintf, read, reader, writer,
+                                     fs_identity, via)
+
+    def authorized(self, identity: auth.Identity, level: str) -> str | None:
+        """None if ``identity`` on its connection may run commands of ``level``: the connection's
+        method, encryption and token scope suit the level's SEC_* settings, and the authorizer
+        (the daemon's policy) grants it; else the one-line reason."""
+        reason = self.security.check(identity, level)
+        if reason is not None:
+            where = f" from {identity.host}" if identity.host else ""
+            return f"{identity} (authenticated by {identity.method}{where}) is refused {level}: {reason}"
+        return self.authorizer(identity, level)
 
     async def _refuse(self, writer: asyncio.StreamWriter, code: str, message: str) -> None:
         writer.write(encode({"ok": False, "code": code, "error": message}))
         with contextlib.suppress(ConnectionError):
             await writer.drain()
 
+    async def _authenticate(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                            fs_identity: auth.Identity | None, via: str) -> auth.Identity | None:
+        """The handshake under the limits for peers not yet authenticated: frames of at most
+        ``limits.unauth_frame`` bytes, the whole handshake within ``limits.handshake_timeout``, and at
+        most ``limits.max_unauthenticated`` such connections at once (root and the daemons' own user
+        on the Unix socket are not counted: an attacker cannot lock the pool out of itself)."""
+        limits = self.limits
+        trusted = fs_identity is not None and fs_identity.uid in (0, os.geteuid())
+        if not trusted and self._unauthenticated >= limits.max_unauthenticated:
+            self._refused_busy += 1
+            now = asyncio.get_running_loop().time()
+            if now - self._busy_logged >= 60.0:
+                self.log.warning("refused %d connection(s) (latest %s): %d unauthenticated connections "
+                                 "already open (MAX_UNAUTHENTICATED_CONNECTIONS)", self._refused_busy, via,
+                                 self._unauthenticated)
+                self._busy_logged, self._refused_busy = now, 0
+            self._tell(writer, "BUSY", f"{self.name} has {self._unauthenticated} connections in authentication "
+                       "already; try again later")
+            return None
+        frame_limit.set(limits.unauth_frame)
+        if not trusted:
+            self._unauthenticated += 1
+        try:
+            return await asyncio.wait_for(self._handshake(reader, writer, fs_identity, via),
+                                          limits.handshake_timeout)
+        except TimeoutError:
+            raise ProtocolError(f"handshake not finished within {limits.handshake_timeout:g} s "
+                                "(SEC_TCP_SESSION_TIMEOUT)") from None
+        finally:
+            if not trusted:
+                self._unauthenticated -= 1
+
+    def _tell(self, writer: asyncio.StreamWriter, code: str, message: str) -> None:
+        """Best effort: send a refusal to a peer that is about to be dropped."""
+        with contextlib.suppress(Exception):
+            if not writer.is_closing():
+                writer.write(encode({"ok": False, "code": code, "error": message}))
+
     async def _requests(self, conn: Connection, writer: asyncio.StreamWriter,
                         identity: auth.Identity, via: str = "") -> None:
         while True:
-            msg = await asyncio.wait_for(read_request(conn.reader), IDLE_TIMEOUT)
+            if conn._watchers:
+                await conn.settle()
+            msg = await read_request(conn.reader, self.limits)
             if msg is None:
                 return
             name = msg.get("cmd")
-            args = msg.get("args") or {}
+            args = msg.get("args")
+            args = {} if args is None else args
             if not isinstance(name, str) or not isinstance(args, dict):
-                raise ProtocolError("request without a command name or with bad arguments")
-            reply = await self._dispatch(name, args, identity, writer, conn, via)
+                self.log.info("bad request from %s (%s): a command name (string) and arguments (map) expected, "
+                              "got %s and %s", identity, via, type(name).__name__, type(args).__name__)
+                reply = {"ok": False, "code": "BAD_REQUEST",
+                         "error": "a request is {cmd: <string>, args: <map>}; got cmd of type "
+                                  f"{type(name).__name__} and args of type {type(args).__name__}"}
+            else:
+                reply = await self._dispatch(name, args, identity, writer, conn, via)
             writer.write(encode(reply))
-            await writer.drain()
+            try:
+                async with asyncio.timeout(self.limits.idle_timeout):  # a client that reads no reply
+                    await writer.drain()
+            except TimeoutError:
+                raise ProtocolError(f"the client read no reply for {self.limits.idle_timeout:g} s") from None
 
     async def _dispatch(self, name: str, args: dict[str, Any], identity: auth.Identity,
                         writer: asyncio.StreamWriter, conn: Connection, via: str = "") -> dict[str, Any]:
@@ -315,7 +486,7 @@ class Server:
         if self._enabled(self.log, "D_COMMAND"):
             self._dprintf(self.log, "D_COMMAND", "Received %s command %s from %s, access level %s", via, name,
                     identity, command.level)
-        denied = self.authorizer(identity, command.level)
+        denied = self.authorized(identity, command.level)
         if denied:
             self.log.warning("denied %s to %s: %s", name, identity, denied)
             self._count(name, 0.0, False)
@@ -328,6 +499,8 @@ class Server:
         try:
             result = await handler(Request(name, args, identity, writer, conn))
         except CommandError as exc:
+            if exc.code == "BAD_REQUEST":  # a malformed request is worth a line: bug or probe
+                self.log.info("bad request from %s (%s): %s", identity, via, exc)
             return {"ok": False, "code": exc.code, "error": str(exc)}
         except (ConnectionError, asyncio.CancelledError):
             raise

@@ -169,8 +169,10 @@ def test_ping_errors(pool: Pool) -> None:
     master = read_address_file(str(pool.local / "log" / ".master_address"))
     assert master is not None
     tcp_only = f"<{master.host}:{master.port}>"
-    proc = pool.htcd("ping", "-addr", tcp_only, check=False)
-    assert proc.returncode == 1 and "network authentication" in proc.stderr and "Traceback" not in proc.stderr
+    proc = pool.htcd("ping", "-addr", tcp_only, check=False)  # over TCP: the daemons' token, inside TLS
+    assert proc.returncode == 0 and "to master " in proc.stdout, proc.stderr
+    proc = pool.htcd("ping", "-addr", "<127.0.0.1:1>", check=False)
+    assert proc.returncode == 1 and "Connection refused" in proc.stderr and "Traceback" not in proc.stderr
     proc = pool.htcd("ping", "-name", "no-such-schedd", check=False)
     assert proc.returncode == 1 and "couldn't locate no-such-schedd" in proc.stderr
 
