@@ -23,8 +23,17 @@ from htcd.collector.store import DEFAULT_LIFETIME, HISTORY_SIZE, AdStore, Entry
 from htcd.collector.udp import Session, Sessions, UdpListener
 from htcd.daemon import Daemon, locate
 from htcd.errors import UserError
+from htcd.wire import auth
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request
+
+# the level an ad's sender must hold, by ad type (HTCondor's UPDATE_<TYPE>_AD commands); others DAEMON
+ADVERTISE_LEVEL = {"machine": auth.ADVERTISE_STARTD, "startd": auth.ADVERTISE_STARTD,
+                   "scheduler": auth.ADVERTISE_SCHEDD, "submitter": auth.ADVERTISE_SCHEDD,
+                   "daemonmaster": auth.ADVERTISE_MASTER, "master": auth.ADVERTISE_MASTER,
+                   "negotiator": auth.NEGOTIATOR, "accounting": auth.NEGOTIATOR}
+ADVERTISE_LEVELS = frozenset({auth.ADVERTISE_STARTD, auth.ADVERTISE_SCHEDD, auth.ADVERTISE_MASTER,
+                              auth.NEGOTIATOR, auth.DAEMON})
 
 CHUNK = 1000  # ads per streamed reply
 SLICE = 0.01  # seconds of work before yielding the loop to other requests (several may share one loop turn)
@@ -241,12 +250,23 @@ class Collector(Daemon):
                 yield ClassAd.from_wire(self.store.wire(e))
 
     # -- updates -------------------------------------------------------------------------------
-    def _apply_update(self, args: dict[str, Any], identity: str | None, method: str | None) -> Entry:
+    def _may_advertise(self, who: auth.Identity, command: str, ad_type: str) -> None:
+        """Refuse (DENIED) ``command`` for an ad of ``ad_type`` unless ``who`` holds its
+        ADVERTISE_* level: an execute point's token may advertise slots, not schedds."""
+        level = ADVERTISE_LEVEL.get(ad_type.lower(), auth.DAEMON)
+        reason = self.server.authorized(who, level)
+        if reason is not None:
+            self.log.warning("denied %s of a %s ad to %s: %s", command, ad_type, who, reason)
+            raise CommandError(f"{command} of a {ad_type} ad refused: {reason}", "DENIED")
+
+    def _apply_update(self, args: dict[str, Any], who: auth.Identity) -> Entry:
         if not isinstance(args, dict):
             raise CommandError("UPDATE_AD: an update must be a map {ad_type, ad, private?}", "BAD_REQUEST")
         ad_type = args.get("ad_type")
         if not isinstance(ad_type, str) or not ad_type:
             raise CommandError("UPDATE_AD: missing argument 'ad_type'", "BAD_REQUEST")
+        self._may_advertise(who, "UPDATE_AD", ad_type)
+        identity, method = str(who), who.method
         private = args.get("private")
         if private is not None:
             private = _check_ad(private, "UPDATE_AD (private ad)")
@@ -276,17 +296,16 @@ class Collector(Daemon):
     async def cmd_update(self, req: Request) -> Any:
         """``UPDATE_AD {ad_type, ad | names + values, private?}``, or a batch of those:
         ``{updates: [...]}``."""
-        identity, method = str(req.identity), req.identity.method
         updates = req.arg("updates")
         if updates is None:
-            self._apply_update(req.args, identity, method)
+            self._apply_update(req.args, req.identity)
             return "ok"
         if not isinstance(updates, list) or not all(isinstance(u, dict) for u in updates):
             raise CommandError("UPDATE_AD: 'updates' must be a list of {ad_type, ad, private}", "BAD_REQUEST")
         stored, errors = 0, []
         for n, u in enumerate(updates, 1):
             try:
-                self._apply_update(u, identity, method)
+                self._apply_update(u, req.identity)
                 stored += 1
             except CommandError as exc:
                 errors.append(f"update {n}: {exc}")
@@ -300,16 +319,17 @@ class Collector(Daemon):
             raise CommandError("a datagram without arguments", "BAD_REQUEST")
         if cmd == "UPDATE_AD":
             for u in args["updates"] if isinstance(args.get("updates"), (list, tuple)) else [args]:
-                self._apply_update(u, session.identity, session.method)
+                self._apply_update(u, session.who)
         elif cmd == "INVALIDATE_AD":
-            self._invalidate(args)
+            self._invalidate(args, session.who)
         else:
             raise CommandError(f"{cmd!r} cannot come in a datagram", "BAD_REQUEST")
 
-    def _invalidate(self, args: dict[str, Any]) -> int:
+    def _invalidate(self, args: dict[str, Any], who: auth.Identity) -> int:
         ad_type = args.get("ad_type")
         if not isinstance(ad_type, str) or not ad_type:
             raise CommandError("INVALIDATE_AD: missing argument 'ad_type'", "BAD_REQUEST")
+        self._may_advertise(who, "INVALIDATE_AD", ad_type)
         name, schedd = args.get("name"), args.get("schedd_name")
         if name is None and schedd is None:
             raise CommandError("INVALIDATE_AD needs a name, a schedd_name or a constraint", "BAD_REQUEST")
@@ -326,8 +346,9 @@ class Collector(Daemon):
         """``INVALIDATE_AD {ad_type, name?, address?, schedd_name?, constraint?}``."""
         constraint = req.arg_str("constraint")
         if not constraint:
-            return self._invalidate(req.args)
+            return self._invalidate(req.args, req.identity)
         ad_type = req.arg_str("ad_type", required=True)
+        self._may_advertise(req.identity, "INVALIDATE_AD", ad_type)
         plan = self._plan(req)
         gone = [e async for e in self._select(ad_type, plan)]
         for e in gone:
@@ -342,9 +363,13 @@ class Collector(Daemon):
         """Open a session for signed UDP updates: its id, key, lifetime and where to send."""
         if self.udp is None:
             raise CommandError("this collector is not listening for UDP updates", "REFUSED")
+        reasons = [self.server.authorized(req.identity, lv) for lv in sorted(ADVERTISE_LEVELS)]
+        if all(reasons):
+            raise CommandError(f"UPDATE_SESSION refused: {req.identity} holds none of "
+                               f"{', '.join(sorted(ADVERTISE_LEVELS))} ({reasons[0]})", "DENIED")
         duration = max(60, self.config.get_int("SEC_DEFAULT_SESSION_DURATION", 86400))
         lease = max(60, self.config.get_int("SEC_DEFAULT_SESSION_LEASE", 3600))
-        s = self.sessions.open(str(req.identity), req.identity.method, duration, lease)
+        s = self.sessions.open(req.identity, duration, lease)
         host, port = self.udp.address
         return {"id": s.sid, "key": s.key, "udp": [host, port], "duration": duration}
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from htcd.wire import udp
+from htcd.wire import auth, udp
 from htcd.wire.errors import ProtocolError
 
 READ_BUDGET = 0.01  # seconds of datagram work per wakeup before other work gets the loop
@@ -29,8 +29,7 @@ LOG_EVERY = 60.0
 class Session:
     sid: bytes
     key: bytes
-    identity: str
-    method: str
+    who: auth.Identity  # who opened the session: each datagram's ads are authorized for it
     expires: float  # absolute (time.time)
     lease: float  # seconds unused after which it lapses
     last_used: float = field(default_factory=time.time)
@@ -40,9 +39,9 @@ class Sessions:
     def __init__(self) -> None:
         self._by_id: dict[bytes, Session] = {}
 
-    def open(self, identity: str, method: str, duration: float, lease: float) -> Session:
+    def open(self, who: auth.Identity, duration: float, lease: float) -> Session:
         now = time.time()
-        s = Session(secrets.token_bytes(udp.SID_BYTES), secrets.token_bytes(udp.KEY_BYTES), identity, method,
+        s = Session(secrets.token_bytes(udp.SID_BYTES), secrets.token_bytes(udp.KEY_BYTES), who,
                     now + duration, lease, now)
         self._by_id[s.sid] = s
         return s
@@ -176,7 +175,7 @@ class UdpListener:
             self.handle(message, session)
         except Exception as exc:  # a bad update must not stop the listener
             c.rejected += 1
-            self.log.debug("UDP update from %s refused: %s", session.identity, exc)
+            self.log.debug("UDP update from %s refused: %s", session.who, exc)
             return
         c.accepted += 1
 

@@ -28,11 +28,17 @@ _TABLE = [
     Command("DC_SEC_QUERY", auth.READ, ("*",), "Would the caller be authorized at a level? (htcd ping)"),
     Command("DC_QUERY_SELF", auth.READ, ("*",), "The daemon's own ads, with statistics (status -direct)."),
     # collector
-    Command("UPDATE_AD", auth.DAEMON, ("COLLECTOR",), "Store or replace an ad (with an optional private ad)."),
-    Command("INVALIDATE_AD", auth.DAEMON, ("COLLECTOR",), "Remove an ad at once (daemon shutdown)."),
+    Command("UPDATE_AD", auth.READ, ("COLLECTOR",), "Store or replace an ad (with an optional private ad); "
+            "the sender must also hold the ad type's level: ADVERTISE_STARTD (Machine), ADVERTISE_SCHEDD "
+            "(Scheduler, Submitter), ADVERTISE_MASTER (DaemonMaster), NEGOTIATOR (Negotiator, Accounting), "
+            "else DAEMON."),
+    Command("INVALIDATE_AD", auth.READ, ("COLLECTOR",), "Remove an ad at once (daemon shutdown); the ad "
+            "type's ADVERTISE_* level as for UPDATE_AD."),
     Command("QUERY_ADS", auth.READ, ("COLLECTOR",), "Ads of one type matching a constraint, projected."),
     Command("QUERY_PRIVATE_ADS", auth.NEGOTIATOR, ("COLLECTOR",), "Private slot ads (claim ids)."),
-    Command("UPDATE_SESSION", auth.DAEMON, ("COLLECTOR",), "Open a session for signed UDP updates (id, key, port)."),
+    Command("UPDATE_SESSION", auth.READ, ("COLLECTOR",), "Open a session for signed UDP updates (id, key, "
+            "port); needs an ADVERTISE_* level, NEGOTIATOR or DAEMON, and each datagram's ads are "
+            "authorized as UPDATE_AD's."),
     # negotiator
     Command("RESCHEDULE", auth.WRITE, ("NEGOTIATOR",), "Start a negotiation cycle soon."),
     Command("GET_PRIORITY", auth.READ, ("NEGOTIATOR",), "The accountant's records (htcd userprio)."),

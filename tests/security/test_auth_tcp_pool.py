@@ -54,3 +54,49 @@ def test_a_job_runs_through_a_pool_that_talks_only_tcp(make_pool, pool_dir: Path
     # ping shows identity, method, encryption and the levels
     out = pool.htcd("ping", "-type", "COLLECTOR", "-table", "READ", "DAEMON", check=False).stdout
     assert "TOKEN" in out and "root@" in out, out
+
+
+ADVERTISE = r'''
+import json, sys
+from htcd.daemon import locate
+from htcd.config import load
+from htcd.wire.client import Connection
+from htcd.wire.errors import RemoteError
+
+out = {}
+with Connection(locate.collector(load("TOOL"))) as conn:
+    out["identity"] = conn.identity
+    for ad_type in ("Machine", "Scheduler"):
+        ad = {"MyType": json.dumps(ad_type), "Name": '"ep-test@host"', "Machine": '"host"',
+              "MyAddress": '"<127.0.0.1:1>"'}
+        try:
+            conn.call("UPDATE_AD", ad_type=ad_type, ad=ad)
+            out[ad_type] = "ok"
+        except RemoteError as exc:
+            out[ad_type] = f"{exc.code}: {exc}"
+print(json.dumps(out))
+'''
+
+
+def test_an_execute_point_token_advertises_slots_but_not_schedds(make_pool, pool_dir: Path) -> None:  # noqa: ANN001
+    """A token scoped as an execute point's (ADVERTISE_STARTD, READ) may send Machine ads and
+    nothing else: the collector checks each ad type's ADVERTISE_* level."""
+    import json
+    import subprocess
+    import sys
+
+    pool = make_pool(_knobs(pool_dir), config_text=RECOMMENDED)
+    pool.htcd("token", "create", "-identity", "condor", "-scope", "ADVERTISE_STARTD", "-scope", "READ",
+              "-token", "ep")
+    empty = pool_dir / "no-system-tokens"
+    empty.mkdir()
+    env = {**pool.env, "_HTCD_SEC_TOKEN_SYSTEM_DIRECTORY": str(empty)}
+    proc = subprocess.run([sys.executable, "-c", ADVERTISE], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["identity"].startswith("condor@"), got
+    assert got["Machine"] == "ok", got
+    assert got["Scheduler"].startswith("DENIED") and "ADVERTISE_SCHEDD" in got["Scheduler"], got
+    assert "ep-test@host" in pool.htcd("status", "-af", "Name").stdout
+    assert "ep-test@host" not in pool.htcd("status", "-schedd", "-af", "Name").stdout
+    assert "denied UPDATE_AD of a Scheduler ad" in pool.log("CollectorLog")

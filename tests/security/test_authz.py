@@ -225,8 +225,10 @@ def test_privileged_commands_need_privileged_levels() -> None:
     for name in ("DC_OFF_GRACEFUL", "DC_RECONFIG", "DAEMONS_OFF", "RESTART", "SET_PRIORITY", "DRAIN_JOBS",
                  "VACATE_CLAIMS"):
         assert COMMANDS[name].level == auth.ADMINISTRATOR, name
-    for name in ("UPDATE_AD", "INVALIDATE_AD", "REQUEST_CLAIM", "ACTIVATE_CLAIM", "ALIVE", "DC_CHILDALIVE"):
+    for name in ("REQUEST_CLAIM", "ACTIVATE_CLAIM", "ALIVE", "DC_CHILDALIVE"):
         assert COMMANDS[name].level == auth.DAEMON, name
+    for name in ("UPDATE_AD", "INVALIDATE_AD", "UPDATE_SESSION"):  # the collector checks ADVERTISE_* per ad
+        assert "ADVERTISE_" in COMMANDS[name].summary, name
     for name in ("QUERY_PRIVATE_ADS", "NEGOTIATE", "MATCHES"):
         assert COMMANDS[name].level == auth.NEGOTIATOR, name
     assert COMMANDS["DC_CONFIG_PERSIST"].level == COMMANDS["DC_CONFIG_RUNTIME"].level == auth.CONFIG

@@ -107,7 +107,7 @@ def test_optional_authentication_lets_in_unauthenticated_at_unmapped_with_its_ho
             reply = conn.call("PING")
             assert reply["who"] == "unauthenticated@unmapped" and reply["host"] == "127.0.0.1"
             with pytest.raises(RemoteError) as err:
-                conn.call("UPDATE_AD")  # DAEMON: authentication PREFERRED (the default)
+                conn.call("DC_CHILDALIVE")  # DAEMON: authentication PREFERRED (the default)
             assert err.value.code == "DENIED" and "SEC_DEFAULT_AUTHENTICATION = PREFERRED" in str(err.value)
         # a client that requires authentication is not let in unauthenticated
         assert "FS: only on the daemon's Unix socket" in refusal(h, pki.client(methods=["FS"],
@@ -126,7 +126,7 @@ def test_each_level_checks_its_methods_and_encryption(pool_dir: Path, pki: Pki) 
                                                    encryption="NEVER")) as conn:
             assert conn.hello["encrypted"] is False
             with pytest.raises(RemoteError) as err:
-                conn.call("UPDATE_AD")
+                conn.call("DC_CHILDALIVE")
             assert "SEC_DAEMON_ENCRYPTION = REQUIRED" in str(err.value) and "plain TCP" in str(err.value)
             with pytest.raises(RemoteError) as err:
                 conn.call("DC_RECONFIG")

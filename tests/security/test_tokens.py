@@ -75,7 +75,7 @@ class Harness:
                     "scopes": sorted(i.scopes) if i.scopes is not None else None}
 
         self.log = logging.getLogger("test.security")
-        self.server = Server("testd", "users.test", {"PING": who, "UPDATE_AD": who, "DC_RECONFIG": who}, self.log)
+        self.server = Server("testd", "users.test", {"PING": who, "DC_CHILDALIVE": who, "DC_RECONFIG": who}, self.log)
         self.server.security = ServerSecurity(cfg, "users.test", self.log)
         self.server.authorizer = lambda identity, level: None
         self.address = self.run(self.server.start(str(sock_dir / "t.sock"), "127.0.0.1", 0))
@@ -182,7 +182,7 @@ def test_a_token_whose_scope_is_too_small_is_denied_naming_the_scope(harness: Ha
     with Connection(harness.tcp, security=pki.client(token=pki.token(scopes=["READ"]))) as conn:
         assert conn.call("PING")["scopes"] == ["READ"]
         with pytest.raises(RemoteError) as err:
-            conn.call("UPDATE_AD")
+            conn.call("DC_CHILDALIVE")
         assert err.value.code == "DENIED"
         assert "limited to scope READ" in str(err.value) and "condor:/DAEMON" in str(err.value)
         assert conn.call("PING")["who"] == "alice@pool.test"  # the connection goes on
