@@ -383,14 +383,16 @@ class Startd(ClaimCommands, Daemon):
 
     # -- claims --------------------------------------------------------------------------
     def _slot_for_offer(self, claim_id: str) -> Slot:
+        given = claim_id.encode("utf-8", "surrogatepass")  # compare_digest takes only ASCII str
         for slot in self.all_slots():
-            if claim_id and secrets.compare_digest(slot.offer_id, claim_id):
+            if given and secrets.compare_digest(slot.offer_id.encode(), given):
                 return slot
         raise CommandError("no slot offers that claim id (stale match, or the slot was claimed since)", "BAD_CLAIM")
 
     def _slot_for_claim(self, claim_id: str) -> Slot:
+        given = claim_id.encode("utf-8", "surrogatepass")
         for slot in self.all_slots():
-            if slot.claim is not None and claim_id and secrets.compare_digest(slot.claim.id, claim_id):
+            if slot.claim is not None and given and secrets.compare_digest(slot.claim.id.encode(), given):
                 return slot
         raise CommandError("no slot holds that claim id (stale match, or the claim was released)", "BAD_CLAIM")
 

@@ -355,3 +355,17 @@ def test_a_million_key_map_is_decoded_in_slices_while_others_are_served(hostile_
         assert recv_frame(big)["ok"]
     assert _ads(pool) == before
     assert "Traceback" not in pool.log("CollectorLog")
+
+
+def test_claim_ids_that_are_not_ascii_are_refused_as_unknown(hostile_pool: Pool) -> None:
+    """Claim ids are compared in constant time; a non-ASCII one (found by the fuzzer) is an
+    unknown claim, not an internal error."""
+    conn = RawConnection(_socket_of(hostile_pool, "startd"))
+    try:
+        replies = conn.batch([{"cmd": "REQUEST_CLAIM", "args": {"claim_id": "\U00060de1\u00a5", "job_ad": {}}},
+                              {"cmd": "DEACTIVATE_CLAIM", "args": {"claim_id": "\u00e9t\u00e9"}},
+                              {"cmd": "PING", "args": {}}])
+    finally:
+        conn.close()
+    assert all(r.get("code") in ("BAD_CLAIM", "BAD_REQUEST") for r in replies[:2]), replies
+    assert replies[2]["ok"]
