@@ -97,9 +97,7 @@ def _named_daemon(cfg: Config, name: str, daemon: str | None) -> tuple[str, Addr
         advertised = Address.parse(str(ads[0].get_value("MyAddress")))
         local = locate.local_daemon(cfg, subsys) if subsys != "COLLECTOR" else locate.collector(cfg)
         if local is None or (local.host, local.port) != (advertised.host, advertised.port):
-            raise UserError(f"{name} is the {subsys.lower()} at {advertised}, not a daemon of this host: "
-                            "remote config needs network authentication (TOKEN or SSL), which this "
-                            "version does not offer; run config_val on that host")
+            return subsys, advertised  # another host's daemon: over TCP, with this client's token
         return subsys, local
     raise UserError(f"no daemon named {name!r} is known to the collector; is it running?")
 

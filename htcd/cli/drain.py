@@ -4,8 +4,8 @@
 -exit-on-completion | -restart-on-completion] [-check EXPR] [-start EXPR] [-verbose] HOST`` and
 ``htcd drain -cancel [-request-id ID] HOST``.  HOST is a machine name (the ``Machine`` attribute of
 its slot ads) or a slot name.  This host's startd is reached through its address file; another
-host's is found through the collector, and refused plainly: its TCP port cannot be used until
-network authentication (TOKEN or SSL) exists.
+host's is found through the collector and reached over TCP (the client's token, inside TLS; the
+startd grants drains to ADMINISTRATOR).
 """
 
 from __future__ import annotations
@@ -100,11 +100,7 @@ def find_startd(cfg: Config, host: str) -> tuple[Address, str]:
     name = str(ads[0].get_value("Machine") or host)
     if local is not None and (local.host, local.port) == (advertised.host, advertised.port):
         return local, name
-    if advertised.local_socket():
-        return advertised, name
-    raise UserError(f"{host} is the startd at {advertised}, on another host: htcd refuses TCP connections "
-                    "until network authentication (TOKEN or SSL) exists, so a machine can only be drained "
-                    "from its own host; run htcd drain there")
+    return advertised, name  # another host's startd: over TCP, with this client's token
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -241,14 +241,7 @@ def direct_query(cfg: Config, args: argparse.Namespace, ad_type: str, constraint
     request: dict[str, Any] = {}
     if args.statistics:
         request["statistics"] = args.statistics.strip()
-    try:
-        wires = common.call(address, "DC_QUERY_SELF", f"cannot query {label}", **request)
-    except UserError as exc:
-        if address.local_socket() is None:
-            raise UserError(f"{exc}\n{label} at {address} has no socket on this host: a daemon on another "
-                            "host can be asked directly only once network authentication exists "
-                            "(TCP connections are refused until then)") from None
-        raise
+    wires = common.call(address, "DC_QUERY_SELF", f"cannot query {label}", **request)
     ads = [ClassAd.from_wire(w) for w in wires or []]
     if ad_type != "Any":
         typed = [ad for ad in ads if str(ad.get_value("MyType", "")).lower() == ad_type.lower()]

@@ -2,9 +2,9 @@
 their address files, and the address a daemon binds to.
 
 ``COLLECTOR_HOST`` is a comma/space list, as in HTCondor: daemons update every collector in it and
-queries fail over from one to the next.  Until network authentication exists every connection
-goes over a Unix socket, so a collector on this host is reached through the socket named after
-its port, ``$(DAEMON_SOCKET_DIR)/collector-<port>.sock``; a port of 0 (the personal-pool
+queries fail over from one to the next.  A collector on this host is reached through the Unix
+socket named after its port, ``$(DAEMON_SOCKET_DIR)/collector-<port>.sock`` (FS authentication),
+one on another host over TCP (a token or certificate, inside TLS); a port of 0 (the personal-pool
 default: "any free port") means the collector is found through ``COLLECTOR_ADDRESS_FILE``.
 """
 

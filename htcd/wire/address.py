@@ -7,7 +7,10 @@ because it gives the daemon the caller's verified uid (FS authentication).
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import os
+import socket
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -50,10 +53,36 @@ class Address:
         return f"<{host}:{self.port}{q}>"
 
     def local_socket(self) -> str | None:
-        """The Unix socket path if it exists on this host."""
-        if self.unix and os.path.exists(self.unix):
+        """The Unix socket path if the daemon is on this host: the path exists here and the TCP
+        address is one of this host's.  Hosts laid out alike have the same socket paths, so the
+        path alone would lead a client to its own host's daemon of that name."""
+        if self.unix and os.path.exists(self.unix) and (not self.host or is_local_host(self.host)):
             return self.unix
         return None
+
+
+@functools.lru_cache(maxsize=256)
+def is_local_host(host: str) -> bool:
+    """Whether ``host`` (an address or a name) is an address of this machine: a loopback
+    address, or one a socket can be bound to here."""
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_DGRAM)
+    except (OSError, UnicodeError):
+        return False
+    for family, _type, _proto, _name, sockaddr in infos:
+        ip = sockaddr[0]
+        try:
+            if ipaddress.ip_address(ip.split("%", 1)[0]).is_loopback:
+                return True
+        except ValueError:
+            continue
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as probe:
+                probe.bind((ip, 0))
+            return True
+        except OSError:
+            continue
+    return False
 
 
 def _port(text: str, whole: str) -> int:

