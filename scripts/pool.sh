@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
-# `make pool`: a personal pool from the embedded default (no config file), one demo job through it.
+# `make pool`: this machine as a personal pool, deployed by Ansible (inventories/local: every
+# role on localhost, files under .pool/ of the checkout), then one demo job through it.
 set -euo pipefail
-unset HTCD_CONFIG CONDOR_CONFIG
-if [ -e /etc/htcd/htcd_config ] || [ -e "${HOME}/.config/htcd/htcd_config" ]; then
-  echo "note: a config file exists, so this pool uses it rather than the embedded default" >&2
-fi
+cd "$(dirname "$0")/.."
+HTCD_POOL_DIR=${HTCD_POOL_DIR:-$PWD/.pool}
+export HTCD_POOL_DIR
+unset CONDOR_CONFIG
+echo "== ansible-playbook -i inventories/local site.yml"
+ansible-playbook -i inventories/local site.yml
 
+export HTCD_CONFIG="$HTCD_POOL_DIR/etc/htcd_config"
 state=$(htcd config_val LOCAL_DIR)
-if htcd ping MASTER >/dev/null 2>&1; then
-  echo "== A personal pool is already running in $state"
-else
-  echo "== Starting a personal pool in $state"
-  htcd master
-fi
+echo "== The pool runs in $HTCD_POOL_DIR (HTCD_CONFIG=$HTCD_CONFIG)"
 
 deadline=$((SECONDS + 60))
 until [ "$(htcd status -af Name 2>/dev/null | wc -l)" -gt 0 ]; do
-  [ $SECONDS -lt $deadline ] || { echo "the pool did not come up; see $state/log/MasterLog" >&2; exit 1; }
+  [ $SECONDS -lt $deadline ] || { echo "the pool did not come up; see $HTCD_POOL_DIR/log/MasterLog" >&2; exit 1; }
   sleep 0.2
 done
 
@@ -58,4 +57,5 @@ echo "== htcd status"
 htcd status
 echo "== htcd q"
 htcd q
-echo "== The pool keeps running. Stop it with: make stop"
+echo "== The pool keeps running. Use it with: export HTCD_CONFIG=$HTCD_CONFIG"
+echo "== Stop it with: make stop"
