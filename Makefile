@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 PYTHON ?= python3
 
-.PHONY: pool stop test test-fast lint bench clean
+.PHONY: pool stop test test-pytest test-molecule test-all test-molecule-upgrade lint bench clean
 
 $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,22 +13,38 @@ $(VENV)/.runtime: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime
-	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q -e '.[dev,deploy]'
 	$(PIP) install -q --target $(VENV)/htcondor24 htcondor==24.12.24
 	touch $@
 
-## pool: start a personal pool from the embedded default and run a demo job through it
-pool: $(VENV)/.runtime
+$(VENV)/.deploy: $(VENV)/.runtime
+	$(PIP) install -q -e '.[deploy]'
+	touch $@
+
+## pool: deploy this machine as a personal pool with Ansible (inventories/local) and run a demo job
+pool: $(VENV)/.deploy
 	PATH="$(abspath $(VENV))/bin:$$PATH" bash scripts/pool.sh
 
-## stop: stop the personal pool started by `make pool`
+## stop: stop the personal pool started by `make pool` (by its master's PID)
 stop:
-	@if [ -x $(VENV)/bin/htcd ]; then env -u HTCD_CONFIG -u CONDOR_CONFIG $(VENV)/bin/htcd off -master || true; fi
+	@d=$${HTCD_POOL_DIR:-.pool}; if [ -x $$d/bin/htcd-service ]; then $$d/bin/htcd-service stop; fi
 
-## test: the whole suite
-test: $(VENV)/.dev
+## test: the whole suite, then the molecule `default` scenario (a pool on four test hosts)
+test: test-pytest test-molecule
+
+test-pytest: $(VENV)/.dev
 	$(PY) -m ruff check htcd plugins tests bench
 	$(PY) -m pytest -q
+
+## test-molecule: site.yml on test hosts (molecule/testhosts.sh), idempotence, verify (needs root)
+test-molecule: $(VENV)/.dev
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/molecule test -s default
+
+## test-all: `make test`, then the rolling upgrade scenario
+test-all: test test-molecule-upgrade
+
+test-molecule-upgrade: $(VENV)/.dev
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/molecule test -s upgrade
 
 ## bench: every benchmark; JSON lines collected in bench/results.jsonl
 bench: $(VENV)/.dev

@@ -45,6 +45,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "transfer_data": ("transfer_data", "fetch the output of jobs submitted with -spool"),
     "version": ("control", "print the version"),
     "classad_eval": ("classad_eval", "evaluate ClassAd expressions (or a JSON-lines stream of them)"),
+    "fleet": ("fleet", "run a read-only tool on, or fetch logs from, every host of an Ansible inventory"),
 }
 
 
