@@ -135,3 +135,45 @@ class Pool:
 
     def job_attr(self, job: str, attr: str) -> str:
         return self.htcd("q", job, "-af", attr).stdout.strip()
+
+
+def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[int, str, str]:
+    """Run ``htcd ARGV`` as ``uid`` in a forked child: the same code, but the daemons see another
+    user on their socket (forked, not exec'd: the other user may not be able to read this
+    interpreter); (exit code, stdout, stderr).  Needs root."""
+    from htcd.cli import main as cli
+
+    r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 99
+        try:
+            os.close(r_out)
+            os.close(r_err)
+            if cwd:
+                os.chdir(cwd)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.dup2(w_out, 1)
+            os.dup2(w_err, 2)
+            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the child exits below
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+            os.environ.clear()
+            os.environ.update(env)
+            code = cli.main(list(argv))
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(w_out)
+    os.close(w_err)
+    with open(r_out) as out, open(r_err) as err:
+        stdout, stderr = out.read(), err.read()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), stdout, stderr

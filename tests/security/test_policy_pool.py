@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pooltools import Pool, wait_for
+from pooltools import Pool, run_as, wait_for
 
 from htcd.daemon.locate import read_address_file
 from htcd.wire.client import Connection
@@ -23,47 +23,6 @@ from htcd.wire.client import Connection
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
 NOBODY = pwd.getpwnam("nobody").pw_uid
 RECOMMENDED = {"SCHEDD_DEBUG": "D_SECURITY", "COLLECTOR_DEBUG": "D_SECURITY"}
-
-
-def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[int, str, str]:
-    """Run the htcd CLI as ``uid`` in a forked child (the other user may not be able to read this
-    interpreter, so no exec); (exit code, stdout, stderr)."""
-    from htcd.cli import main as cli
-
-    r_out, w_out = os.pipe()
-    r_err, w_err = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 99
-        try:
-            os.close(r_out)
-            os.close(r_err)
-            if cwd:
-                os.chdir(cwd)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            os.dup2(w_out, 1)
-            os.dup2(w_err, 2)
-            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the child exits below
-            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
-            os.environ.clear()
-            os.environ.update(env)
-            code = cli.main(list(argv))
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    os.close(w_out)
-    os.close(w_err)
-    with open(r_out) as out, open(r_err) as err:
-        stdout, stderr = out.read(), err.read()
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), stdout, stderr
 
 
 def open_to_others(pool: Pool, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, str], Path]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pooltools import Pool
+from pooltools import Pool, run_as
 
 from htcd.daemon.locate import read_address_file
 
@@ -175,46 +175,6 @@ def test_ping_errors(pool: Pool) -> None:
     assert proc.returncode == 1 and "Connection refused" in proc.stderr and "Traceback" not in proc.stderr
     proc = pool.htcd("ping", "-name", "no-such-schedd", check=False)
     assert proc.returncode == 1 and "couldn't locate no-such-schedd" in proc.stderr
-
-
-def run_as(uid: int, argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """Run ``htcd ARGV`` in a forked child that has switched to ``uid``: the same code, but the
-    daemons see another user on their socket.  (Forked rather than exec'd: the other user may not
-    be able to read this interpreter.)  Modules are imported by a run in this process first."""
-    from htcd.cli import main as cli
-
-    r_out, w_out = os.pipe()
-    r_err, w_err = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: become uid, run the tool, report through the pipes
-        code = 99
-        try:
-            os.close(r_out)
-            os.close(r_err)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            os.dup2(w_out, 1)
-            os.dup2(w_err, 2)
-            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the child exits below
-            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
-            os.environ.clear()
-            os.environ.update(env)
-            code = cli.main(list(argv))
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    os.close(w_out)
-    os.close(w_err)
-    with open(r_out) as out, open(r_err) as err:
-        stdout, stderr = out.read(), err.read()
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), stdout, stderr
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
