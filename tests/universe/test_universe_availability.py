@@ -74,9 +74,8 @@ def test_plugin_universe_runs_and_docker_stays_idle(make_pool) -> None:
     abilities = pool.htcd("status", "-af", "StarterAbilityList", "TaggedUniverseVersion", "HasDocker").stdout
     assert abilities.splitlines()[0].split() == ["tagged,vanilla", "2", "undefined"]
 
-    # request_memory keeps the two jobs in different autoclusters: the schedd's autoclusters do not yet
-    # count the job's Requirements text as significant (reported to the lead), so without it the
-    # negotiator would try the docker job for both and the tagged one would wait too
+    # two autoclusters (their Requirements differ, and so does request_memory): the idle docker job
+    # must not hold up the tagged one
     docker = pool.submit("universe = docker\ndocker_image = debian:12\nexecutable = /bin/true\nlog = d.log\n"
                          "request_memory = 77M\nqueue\n", "d.sub")
     (pool.jobs_dir / "t.sh").write_text("#!/bin/sh\necho \"$TAGGED_BY\"\n")
