@@ -1,9 +1,11 @@
 """A real pool in a temp dir for the benchmarks: start the master with some daemons, wait until a
-tool gets an answer, find a daemon's PID.  (``make bench`` skips files starting with ``_``.)"""
+tool gets an answer, find a daemon's PID, stop it and remove its directory.  (``make bench`` skips files starting with ``_``.)"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -38,3 +40,15 @@ def daemon_pid(master: subprocess.Popen[bytes], daemon: str) -> int:
         if child.cmdline()[1:4] == ["-m", "htcd", daemon]:
             return child.pid
     raise SystemExit(f"no {daemon} process")
+
+
+def stop_pool(master: subprocess.Popen[bytes], root: Path) -> None:
+    """Stop the pool by its master's PID (SIGTERM; SIGKILL if it is not gone within 60 s) and
+    remove its directory."""
+    master.send_signal(signal.SIGTERM)
+    try:
+        master.wait(60)
+    except subprocess.TimeoutExpired:
+        master.kill()
+        master.wait()
+    shutil.rmtree(root, ignore_errors=True)

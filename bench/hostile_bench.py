@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import shutil
-import signal
 import socket
 import statistics
 import struct
@@ -112,12 +110,7 @@ def main() -> None:
         attacker.join(60)
         counts = dict(counts)
     finally:
-        master.send_signal(signal.SIGTERM)
-        try:
-            master.wait(60)
-        except Exception:
-            master.kill()
-        shutil.rmtree(root, ignore_errors=True)
+        _pool.stop_pool(master, root)
 
     def p(values: list[float], q: float) -> float:
         return statistics.quantiles(values, n=100)[int(q) - 1]

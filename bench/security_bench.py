@@ -24,8 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -97,12 +95,7 @@ def main() -> None:
                 lat[name] = 1e6 / rate(n_cmd, lambda i, c=conn: c.call("PING"))
                 ingest[name] = rate(n_upd, lambda i, c=conn: c.call("UPDATE_AD", ad_type="Machine", **ads[i % 200]))
     finally:
-        master.send_signal(signal.SIGTERM)
-        try:
-            master.wait(60)
-        except Exception:
-            master.kill()
-        shutil.rmtree(root, ignore_errors=True)
+        _pool.stop_pool(master, root)
 
     print("authentication costs, real collector on loopback; 2-core shared machine, figures are noisy")
     print(f"  connections/s, FS on the Unix socket   {fs_conn:8.0f}   (connect, authenticate, PING, close)")

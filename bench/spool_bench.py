@@ -9,13 +9,12 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from _pool import HTCD, daemon_pid, start_pool
+from _pool import HTCD, daemon_pid, start_pool, stop_pool
 
 
 def make_file(path: Path, mib: int) -> None:
@@ -65,9 +64,7 @@ def run(mib: int, out_mib: int) -> dict[str, float]:
                 "fetch_mb_s": out_mib / fetch_s, "schedd_peak_mb": peak_rss_mb(daemon_pid(master, "schedd")),
                 "startd_peak_mb": peak_rss_mb(daemon_pid(master, "startd"))}
     finally:
-        master.send_signal(signal.SIGTERM)
-        master.wait(60)
-        shutil.rmtree(root, ignore_errors=True)
+        stop_pool(master, root)
 
 
 def main() -> None:

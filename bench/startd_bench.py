@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _pool import HTCD, start_pool  # noqa: E402
+from _pool import HTCD, start_pool, stop_pool  # noqa: E402
 
 from htcd.classad import ClassAd  # noqa: E402
 from htcd.config import load  # noqa: E402
@@ -86,9 +85,7 @@ def throughput(jobs: int, cpus: int, partitionable: bool) -> float:
             time.sleep(0.02)
         return jobs / (time.monotonic() - t0)
     finally:
-        master.send_signal(signal.SIGTERM)
-        master.wait(60)
-        shutil.rmtree(root, ignore_errors=True)
+        stop_pool(master, root)
 
 
 def main() -> None:
