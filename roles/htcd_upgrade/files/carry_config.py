@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
         text = f.read()
     kept = [(s, body) for s, body in sections(text) if body and not managed(s)]
     lines = [
-        "# Written by upgrade.yml (roles/upgrade) when this host went from htcd",
+        "# Written by upgrade.yml (roles/htcd_upgrade) when this host went from htcd",
         f"# {old} to {new}: the local settings of {old} that Ansible does not render",
         "# (config_val -set settings, hand-written files), read before Ansible's snippets,",
         "# which win.  Rewritten by the next upgrade; remove a knob here to drop it.",
