@@ -206,6 +206,21 @@ def test_site_yml_converges_a_personal_pool_and_restarts_only_what_needs_it(pool
 
         # secrets are 0600 and never printed
         assert STRONG not in r.stdout
+
+        # the host leaves the execute points: its snippet goes, the startd stops, the rest stays
+        snippet = pool_dir / "etc" / "config.d" / "22-htcd-execute-point.conf"
+        assert snippet.exists()
+        r = _play(pool_dir, "-i", str(_inventory(pool_dir, ("central_manager", "access_point"),
+                                                      htcd_pool_password=STRONG,
+                                                      htcd_extra_knobs={"SCHEDD_NAME": "renamed"})),
+                  "site.yml")
+        assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+        assert not snippet.exists()
+        left = wait_for(lambda: (p := _daemon_pids(master)) and "startd" not in p and p, 60, "the startd gone")
+        assert not _alive(after["startd"])
+        assert {d: left[d] for d in ("collector", "negotiator", "schedd")} == \
+               {d: after[d] for d in ("collector", "negotiator", "schedd")}
+        assert STRONG not in r.stdout
         assert (pool_dir / "lib" / "passwords.d" / "pool_password").read_text() == STRONG + "\n"
         for secret in (pool_dir / "lib" / "passwords.d").iterdir():
             assert secret.stat().st_mode & 0o077 == 0 or secret.suffix == ".pub", secret
