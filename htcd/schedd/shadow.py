@@ -2,7 +2,8 @@
 
 It claims the slot the negotiator matched (``REQUEST_CLAIM``), runs a job on it
 (``ACTIVATE_CLAIM``: the input files go with the activation; the reply streams the activation,
-the starter's usage samples, then the exit status and the output), records the outcome, and
+the starter's usage samples, then the exit status and the output -- files too big for the reply
+stay at the startd until the shadow fetches them, ``FETCH_OUTPUT``), records the outcome, and
 reuses the claim for the owner's next idle job that fits the slot before releasing it.  The
 job's life is not tied to the claim connection: when it breaks, or the schedd restarts under a
 running job, the shadow finds the job again (``RECONNECT_JOB``) within its lease
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd, symmetric_match
 from htcd.schedd.jobs import HELD, Job
-from htcd.transfer import TransferError, entries, shadow_side, streams
+from htcd.transfer import TransferError, entries, outgoing, shadow_side, streams
 from htcd.transfer.paths import Owner
 from htcd.wire.client import AsyncConnection
 from htcd.wire.errors import RemoteError, WireError
@@ -173,13 +174,13 @@ class Shadow:
             if got is None:
                 return False
             result = got
-        return self._ended(job, result, files)
+        return await self._ended(job, result, files)
 
     async def _resume(self, job: Job) -> bool:
         self.running = True
         self.schedd.job_activating(job, self)
         result = await self._reconnect(job, "The schedd restarted while the job was running")
-        return False if result is None else self._ended(job, result, {})
+        return False if result is None else await self._ended(job, result, {})
 
     async def _follow(self, job: Job, stream: AsyncIterator[Any]) -> dict[str, Any]:
         """Read a run's stream: the activation, usage samples, then the final result."""
@@ -244,8 +245,15 @@ class Shadow:
         self._exit(job, JOB_SHOULD_REQUEUE)
         return None
 
-    def _ended(self, job: Job, result: dict[str, Any], files: dict[str, Any]) -> bool:
-        """Record how the job's run ended; True when the claim may run another job."""
+    async def _ended(self, job: Job, result: dict[str, Any], files: dict[str, Any]) -> bool:
+        """Record how the job's run ended; True when the claim may run another job.  Output the
+        startd kept to stream (``output_stream``) is fetched, or else dropped there."""
+        try:
+            return await self._record(job, result, files) and self.conn is not None
+        finally:
+            await self._drop_output(result)
+
+    async def _record(self, job: Job, result: dict[str, Any], files: dict[str, Any]) -> bool:
         schedd = self.schedd
         self.running = False
         closing = result.get("claim_closed")
@@ -278,13 +286,18 @@ class Shadow:
             self._exit(job, JOB_SHOULD_HOLD)
             return False
         if evicted:
-            self._keep_evicted_output(job, result)
+            await self._keep_evicted_output(job, result)
             self.log.info("(%s) Job %s is being evicted from %s: %s", job.id_text, job.id_text, self.slot_name,
                           evicted)
             schedd.job_lost(job, f"evicted from {self.slot_name}: {evicted}")
             self._exit(job, JOB_SHOULD_REQUEUE)
             return False
-        sent = self._write_output(job, result)
+        sent = await self._write_output(job, result)
+        if job.removing:  # removed while its output was coming back
+            self.log.info("(%s) Job %s is being removed: %s", job.id_text, job.id_text, job.get("RemoveReason", ""))
+            schedd.finish_removal(job)
+            self._exit(job, self.kill_code)
+            return not closing
         if job.status == HELD:  # the output could not be written
             schedd.job_vacated(job)
             self._exit(job, JOB_SHOULD_HOLD)
@@ -292,8 +305,10 @@ class Shadow:
         sig = result.get("signal")
         self.log.info("(%s) Job %s terminated: %s", job.id_text, job.id_text,
                       f"killed by signal {sig}" if sig is not None else f"exited with status {result.get('exit_code')}")
-        schedd.job_exited(job, result, bytes_received=entries.size(files) + int(result.get("url_bytes") or 0),
-                          bytes_sent=sent)
+        received = entries.size(files) + int(result.get("url_bytes") or 0)
+        job.set(BytesSent=float(job.get("BytesSent", 0) or 0) + sent,  # over all runs, as HTCondor counts
+                BytesRecvd=float(job.get("BytesRecvd", 0) or 0) + received)
+        schedd.job_exited(job, result, bytes_received=received, bytes_sent=sent)
         code = JOB_EXITED_AND_CLAIM_CLOSING if closing else JOB_EXITED
         self.log.info("(%s) Reporting job exit reason %d and attempting to fetch new job.", job.id_text, code)
         self._exit(job, code)
@@ -310,28 +325,70 @@ class Shadow:
         return shadow_side.gather_input(job.get, Owner.named(job.owner), spool=self._spool(job),
                                         stream_over=streams.STREAM_OVER)
 
-    def _write_output(self, job: Job, result: dict[str, Any]) -> int:
-        """Write the output as the job's owner; a file that cannot be written (or did not come
-        back) holds the job with the reason, as HTCondor's transfer output failure (code 12)."""
+    async def _write_output(self, job: Job, result: dict[str, Any]) -> int:
+        """Write the output as the job's owner (big files fetched from the startd as a chunk
+        stream); a file that cannot be written (or did not come back whole) holds the job with
+        the reason, as HTCondor's transfer output failure (code 12)."""
         try:
-            written = shadow_side.write_output(job.get, result, Owner.named(job.owner))
+            written, streamed = await outgoing.write_output(job.get, result, Owner.named(job.owner),
+                                                            self._output_frames(result), self.slot_name)
         except TransferError as exc:
+            await self._stream_broke(exc)
             self.log.error("(%s) %s", job.id_text, exc)
             self.schedd.hold(job, str(exc), code=exc.code, subcode=exc.subcode)
             return 0
+        self._log_streamed(job, streamed)
         shadow_side.drop_spool(self._spool(job))
         return written
 
-    def _keep_evicted_output(self, job: Job, result: dict[str, Any]) -> int:
+    async def _keep_evicted_output(self, job: Job, result: dict[str, Any]) -> int:
         """when_to_transfer_output = ON_EXIT_OR_EVICT: an evicted job's files wait in the spool
         and go back as input when it starts again."""
         if str(job.get("WhenToTransferOutput", "") or "").upper() != "ON_EXIT_OR_EVICT":
             return 0
         try:
-            return shadow_side.keep_evicted_output(self._spool(job), result)
+            kept, streamed = await outgoing.keep_evicted(self._spool(job), result, self._output_frames(result),
+                                                         self.slot_name)
         except (OSError, TransferError) as exc:
+            await self._stream_broke(exc)
             self.log.error("(%s) cannot keep the evicted job's output: %s", job.id_text, exc)
             return 0
+        self._log_streamed(job, streamed)
+        return kept
+
+    def _output_frames(self, result: dict[str, Any]) -> outgoing.Frames:
+        """Opens the startd's stream of the output it kept (``FETCH_OUTPUT`` on the claim's
+        connection); asked for once, the startd removes it whatever happens."""
+        def frames(keys: list[str]) -> AsyncIterator[Any]:
+            note = result.pop("output_stream", None)
+            if not isinstance(note, dict) or not note.get("id"):
+                raise TransferError(f"Transfer output files failure: {self.slot_name} announced output files "
+                                    "that it did not keep", outgoing.OUTPUT_HOLD)
+            if self.conn is None:
+                raise outgoing.StreamBroken(f"Transfer output files failure: the connection to {self.slot_name} "
+                                            "is gone", outgoing.OUTPUT_HOLD)
+            return self.conn.stream("FETCH_OUTPUT", timeout=outgoing.FRAME_TIMEOUT, id=str(note["id"]), keys=keys)
+        return frames
+
+    def _log_streamed(self, job: Job, streamed: int) -> None:
+        if streamed:
+            self.log.info("(%s) received %d bytes of output as a chunk stream", job.id_text, streamed)
+
+    async def _stream_broke(self, exc: BaseException) -> None:
+        """A stream that stopped half way leaves the claim's connection out of step: it goes (the
+        startd then ends the claim), and the claim is not used again."""
+        if isinstance(exc, outgoing.StreamBroken):
+            await self._close()
+
+    async def _drop_output(self, result: dict[str, Any]) -> None:
+        """Output the startd kept that nobody fetched (a hold, a removal, an eviction): removed now."""
+        note = result.pop("output_stream", None)
+        if not isinstance(note, dict) or not note.get("id") or self.conn is None:
+            return
+        try:
+            await self.conn.call("FETCH_OUTPUT", timeout=30.0, id=str(note["id"]), drop=True)
+        except (WireError, RemoteError) as exc:
+            self.log.info("(%s) could not drop the output %s kept: %s", self.job.id_text, self.slot_name, exc)
 
     async def kill(self, graceful: bool = False, evict: str = "") -> None:
         """Ask the startd to stop the job (``graceful``: its KillSig first); ``evict`` says why it

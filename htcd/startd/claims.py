@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from htcd.startd import states
 from htcd.startd.ads import slot_ad
 from htcd.startd.slot import Claim, Slot
+from htcd.transfer import outgoing
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Connection, Request
 
@@ -136,6 +137,7 @@ class ClaimCommands:
         if claim.run is run:
             claim.run = None
         claim.renew()
+        self.outgoing.delivered(result)  # its streamed output waits a while for FETCH_OUTPUT
         return result
 
     async def run_job(self: Startd, slot: Slot, claim: Claim, run: JobRun) -> None:
@@ -149,6 +151,9 @@ class ClaimCommands:
         finally:
             evicted = slot.evicting
             self._job_ended(slot)
+        staged = result.pop("staged_output", None)
+        if staged:  # output too big for the reply: kept for the shadow's FETCH_OUTPUT
+            result["output_stream"] = self.outgoing.add(staged, run.lease + outgoing.KEEP)
         if evicted and not result.get("error"):
             result["evicted"] = evicted
         if claim.closed or slot.claim is not claim:
@@ -158,6 +163,7 @@ class ClaimCommands:
             return
         if result.get("claim_closed") or claim.run is not run:
             claim.run = None if claim.run is run else claim.run
+            self.outgoing.forget(result)
             self.log.info("%s: job %s ended with no shadow connected and its claim is over: its result is "
                           "dropped", slot.short_name, run.job_id)
             return
@@ -200,6 +206,7 @@ class ClaimCommands:
         else:
             why = f"the result of job {run.job_id} waited the job lease ({run.lease:g} s) for its shadow"
             self.log.info("%s: %s: dropping it", slot.short_name, why)
+            self.outgoing.forget(run.result)
         self.release(slot, why, kill=True)
 
     def _claim_connection_closed(self: Startd, slot: Slot, claim: Claim, conn: Connection | None = None) -> None:

@@ -48,7 +48,7 @@ from htcd.startd.slot import (
 )
 from htcd.startd.states import Drain, Machine, Policy, Transition, decide
 from htcd.starter.starter import Starter, clean_orphans
-from htcd.transfer import streams
+from htcd.transfer import outgoing, streams
 from htcd.transfer.paths import TransferError
 from htcd.universe import Universe
 from htcd.wire.errors import CommandError
@@ -61,6 +61,7 @@ HOW_FAST = ("graceful", "quick", "fast")
 # A slot offering one of these universes says so the way HTCondor's slots do (its plugin may add more).
 UNIVERSE_HAS = {"docker": "HasDocker", "java": "HasJava", "vm": "HasVM", "container": "HasContainer"}
 ON_COMPLETION = ("nothing", "resume", "exit", "restart")
+OUTPUT_SHUTDOWN_WAIT = 60.0  # seconds a peaceful or graceful shutdown waits for streamed output to be fetched
 
 
 class Startd(ClaimCommands, Daemon):
@@ -79,6 +80,7 @@ class Startd(ClaimCommands, Daemon):
         self.provided: dict[str, object] = {}
         self.cron_attrs: dict[str, dict[str, str]] = {}
         self.cron = Cron(self.log, self._cron_output)
+        self.outgoing = outgoing.Store(self.log)  # jobs' output waiting for FETCH_OUTPUT
         self.watch_start = time.time()
         self.idle = (0, 0)
         self.total_load = machine.load_average()
@@ -99,6 +101,7 @@ class Startd(ClaimCommands, Daemon):
         return {"REQUEST_CLAIM": self.cmd_request_claim, "ACTIVATE_CLAIM": self.cmd_activate_claim,
                 "DEACTIVATE_CLAIM": self.cmd_deactivate_claim, "RELEASE_CLAIM": self.cmd_release_claim,
                 "ALIVE": self.cmd_alive, "RECONNECT_JOB": self.cmd_reconnect_job,
+                "FETCH_OUTPUT": self.cmd_fetch_output,
                 "VACATE_CLAIMS": self.cmd_vacate_claims,
                 "DRAIN_JOBS": self.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": self.cmd_cancel_drain_jobs}
 
@@ -108,6 +111,9 @@ class Startd(ClaimCommands, Daemon):
         n = clean_orphans(execute, self.log)
         if n:
             self.log.info("cleaned %d sandboxes left by an earlier startd", n)
+        n = outgoing.clean_orphans(execute)
+        if n:
+            self.log.info("removed %d file transfer staging directories left by an earlier startd", n)
         self.plugins.load_entry_points()
         self.universes = self.plugins.universes()
         self.log.info("universes offered: %s", ", ".join(sorted(self.universes)) or "none")
@@ -558,6 +564,10 @@ class Startd(ClaimCommands, Daemon):
         except (TransferError, OSError, TimeoutError) as exc:
             raise CommandError(f"the job's input did not arrive: {exc}", "TRANSFER_FAILED") from None
 
+    async def cmd_fetch_output(self, req: Request) -> dict[str, Any]:
+        """``FETCH_OUTPUT``: a finished job's output too big for its result, as a chunk stream."""
+        return await outgoing.serve_fetch(req, self.outgoing, self.log)
+
     def _job_sampled(self, slot: Slot) -> None:
         """A starter's periodic sample is in the job ad: PERIODIC_CHECKPOINT for a job that wants
         its checkpoint signal, then the policy (PREEMPT, WANT_HOLD may look at MemoryUsage)."""
@@ -746,6 +756,11 @@ class Startd(ClaimCommands, Daemon):
             if time.monotonic() >= republish:  # the base's publish timer has stopped; the ads must not expire
                 republish += self.update_interval()
                 self.publish_soon()
+        # the jobs' streamed output: a while for their shadows to fetch it, then it goes
+        deadline = time.monotonic() + (0 if fast else OUTPUT_SHUTDOWN_WAIT)
+        while self.outgoing.items and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        self.outgoing.clear()
 
     async def serve(self) -> None:
         await super().serve()

@@ -29,7 +29,7 @@ from htcd.classad import ClassAd
 from htcd.starter import cgroup as cgroups
 from htcd.starter import jobenv, monitor, sandbox, users
 from htcd.starter.sandbox import clean_orphans
-from htcd.transfer import TransferError, safe_name, starter_side
+from htcd.transfer import TransferError, outgoing, safe_name, starter_side
 from htcd.transfer.starter_side import collect_output, write_input
 from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError
 
@@ -355,13 +355,19 @@ class Starter:
                 self._check_memory(self.usage(fresh=True))
         shared = self.io is not None and self.io.shared_fs  # the job wrote its output in its Iwd itself
         files, missing, failure = ({}, [], None) if shared else collect_output(
-            self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"}, self.slot_name)
-
-        def read(name: str) -> bytes:
-            if shared:
-                return b""
-            with open(os.path.join(self.sandbox, name), "rb") as f:
-                return f.read()
+            self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"}, self.slot_name,
+            starter_side.Inline(outgoing.STREAM_OVER, outgoing.INLINE_BUDGET))
+        # output too big for the reply leaves the sandbox (by rename) before it is removed: the
+        # startd streams it to the shadow when asked (htcd.transfer.outgoing)
+        staging = outgoing.Staging(self.execute_dir, self.slot_name)
+        try:
+            files, failure = staging.files(self.sandbox, files, failure)
+            stdout, stderr = (b"", b"") if shared else (staging.std(self.sandbox, STDOUT, "stdout"),
+                                                        staging.std(self.sandbox, STDERR, "stderr"))
+        except BaseException:
+            staging.discard()
+            raise
+        staged = staging.note()
 
         usage = self.last_usage or self.usage(fresh=True)
         user_cpu = max(status.user_cpu, float(usage.get("RemoteUserCpu", 0.0)))
@@ -375,10 +381,11 @@ class Starter:
             "exit_code": status.exit_code, "signal": status.signal, "killed": self.killed,
             "user_cpu": user_cpu, "sys_cpu": sys_cpu, "max_rss_kb": max_rss,
             "hold_reason": hold_reason, "hold_code": hold_code, "hold_subcode": hold_subcode,
-            "usage": usage, "stdout": read(STDOUT), "stderr": read(STDERR),
+            "usage": usage, "stdout": stdout, "stderr": stderr,
             "files": files, "missing": missing, "transfer_failure": failure, "shared_fs": shared,
             "url_bytes": self.io.fetched if self.io is not None else 0,
             "start_time": start, "end_time": time.time(),
+            **({"staged_output": staged} if staged else {}),
         }
 
     # -- signals --------------------------------------------------------------------------

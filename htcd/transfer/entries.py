@@ -4,7 +4,9 @@ An entry is a dict (``"spooled": True`` marks the job's own files kept from an e
 HTCondor keeps them), ``{"dir": True, "mode": int}`` for a directory, ``{"url": str}`` for a
 file the execute point fetches itself through the transfer plugin of the URL's scheme,
 ``{"stream": True, "size": int, "mode": int}`` for a file too big to travel inside the message:
-it follows as a chunk stream (``htcd.transfer.streams``).  Output
+it follows as a chunk stream (``htcd.transfer.streams``); an output file too big for the reply is
+``{"stream": True, "key": str, "size": int, "mode": int}``, fetched from the startd by its key
+(``htcd.transfer.outgoing``).  Output
 entries may add ``"src"``: the name as transfer_output_files listed it (what remaps match).
 A bare ``bytes`` value is a file with mode 0644.
 """

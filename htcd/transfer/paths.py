@@ -237,6 +237,12 @@ def open_as_owner(path: str, owner: Owner | None, write: bool, mode: int = 0o644
     raise _refuse(path, "too many levels of symbolic links", errno.ELOOP)
 
 
+def _may_create_in(parent: int, path: str, owner: Owner | None) -> None:
+    """Refuse creating ``path`` in the directory ``parent`` unless ``owner`` may write there."""
+    if not owner_may(os.fstat(parent), owner, 3):
+        raise _refuse(path, "permission denied: its directory is not writable by the owner", errno.EACCES)
+
+
 def mkdir_as_owner(path: str, owner: Owner | None, mode: int = 0o755) -> None:
     """Make the directory ``path`` (not its parents) as ``owner`` could; an existing
     directory is fine, a symbolic link is refused."""
@@ -245,14 +251,67 @@ def mkdir_as_owner(path: str, owner: Owner | None, mode: int = 0o755) -> None:
         try:
             st = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
         except FileNotFoundError:
-            if not owner_may(os.fstat(parent), owner, 3):
-                raise _refuse(path, "permission denied: its directory is not writable by the owner",
-                              errno.EACCES) from None
+            _may_create_in(parent, path, owner)
             os.mkdir(leaf, mode, dir_fd=parent)
             if owner is not None:
                 os.chown(leaf, owner.uid, owner.gid, dir_fd=parent, follow_symlinks=False)
             return
         if not stat.S_ISDIR(st.st_mode):
             raise _refuse(path, "it exists and is not a directory (or is a symbolic link)", errno.ENOTDIR)
+    finally:
+        os.close(parent)
+
+
+def _writable_leaf(parent: int, leaf: str, path: str, owner: Owner | None) -> None:
+    """Refuse what writing ``leaf`` (in the directory ``parent``) as ``owner`` must not touch:
+    a symbolic link, anything but a regular file, a file or directory the owner may not write."""
+    try:
+        st = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        _may_create_in(parent, path, owner)
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise _refuse(path, "it is a symbolic link", errno.ELOOP)
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse(path, "not a regular file", errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL)
+    if not owner_may(st, owner, 2) or not owner_may(os.fstat(parent), owner, 3):
+        raise _refuse(path, "permission denied for the job's owner", errno.EACCES)
+
+
+def check_writable_as_owner(path: str, owner: Owner | None) -> None:
+    """Whether ``open_as_owner(path, owner, write=True)`` or ``rename_as_owner(..., path)`` may
+    write ``path``, asked before anything is sent: OSError naming the reason if not."""
+    parent, leaf = _walk_to_parent(path, owner)
+    try:
+        _writable_leaf(parent, leaf, path, owner)
+    finally:
+        os.close(parent)
+
+
+def rename_as_owner(tmp: str, path: str, owner: Owner | None) -> None:
+    """Put the finished file ``tmp`` (beside ``path``, in the same directory) in place of ``path``,
+    as ``owner`` could: an existing ``path`` must be a regular file the owner may write (a
+    symbolic link planted there is refused, never followed, as ``open_as_owner`` refuses it)."""
+    if os.path.dirname(tmp) != os.path.dirname(path):
+        raise _refuse(path, "a temporary file must be in the same directory", errno.EXDEV)
+    parent, leaf = _walk_to_parent(path, owner)
+    try:
+        _writable_leaf(parent, leaf, path, owner)
+        os.rename(os.path.basename(tmp), leaf, src_dir_fd=parent, dst_dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def unlink_as_owner(path: str, owner: Owner | None) -> None:
+    """Remove the file ``path`` (never following a link), as ``owner`` could; gone already is fine."""
+    try:
+        parent, leaf = _walk_to_parent(path, owner)
+    except OSError:
+        return
+    try:
+        if owner_may(os.fstat(parent), owner, 3):
+            os.unlink(leaf, dir_fd=parent)
+    except FileNotFoundError:
+        pass
     finally:
         os.close(parent)

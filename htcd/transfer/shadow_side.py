@@ -2,7 +2,8 @@
 its output, written back there as its owner.
 
 Files travel inline in the claim protocol as entries keyed by their path relative to the
-sandbox (see ``htcd.transfer.entries``).  Reading and writing go through
+sandbox (see ``htcd.transfer.entries``); big ones as chunk streams (``streams`` for input,
+``outgoing`` for output, which also writes a job's output when part of it is streamed).  Reading and writing go through
 ``htcd.transfer.paths`` so that a root schedd does only what the job's owner could do.
 """
 
@@ -160,7 +161,9 @@ def output_targets(get: Getter, result: dict[str, Any]) -> list[tuple[str, Any]]
         for attr, key in (("Out", "stdout"), ("Err", "stderr")):
             dest = str(get(attr, "/dev/null") or "/dev/null")
             if dest != "/dev/null":
-                outputs.append((in_iwd(iwd, dest), entries.file(result.get(key) or b"", 0o644)))
+                value = result.get(key)  # its bytes, or a streamed file's entry (htcd.transfer.outgoing)
+                entry = dict(value) if isinstance(value, dict) else entries.file(value or b"", 0o644)
+                outputs.append((in_iwd(iwd, dest), entry))
     for rel, entry in (result.get("files") or {}).items():
         rel = safe_relpath(str(rel), "the job's output")
         ent = entries.normal(entry)

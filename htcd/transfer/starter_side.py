@@ -155,15 +155,33 @@ def fetch_urls(sandbox: str, urls: list[tuple[str, str]], where: str, uid: int |
     return total
 
 
+class Inline:
+    """How much output may still ride inside the final reply: a file over ``stream_over`` bytes,
+    or one that would take the total past ``budget``, is left in the sandbox to be streamed."""
+
+    def __init__(self, stream_over: int, budget: int) -> None:
+        self.stream_over = stream_over
+        self.left = budget
+
+    def fits(self, size: int) -> bool:
+        if size > self.stream_over or size > self.left:
+            return False
+        self.left -= size
+        return True
+
+
 def collect_output(sandbox: str, job_ad: ClassAd, sent: dict[str, Any], before: set[str],
-                   skip: set[str], where: str = "") -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
+                   skip: set[str], where: str = "",
+                   inline: Inline | None = None) -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
     """(output entries, names listed in transfer_output_files that do not exist, the first
     failure as {message, subcode} or None).
 
     Listed names: a file travels by its basename, a directory with its contents; a listed name
     that is a symbolic link is refused (the job could point it at any file of the machine).
     Without transfer_output_files: every plain file the job created in the sandbox's top level,
-    or changed from what was sent.  ``skip`` names the starter's own files."""
+    or changed from what was sent.  ``skip`` names the starter's own files.  With ``inline``, a
+    file it does not let ride inline is not read: its entry says ``stream`` (with its size and
+    ``local``, its name in the sandbox) and ``htcd.transfer.outgoing`` sends it as a chunk stream."""
     out_names = job_ad.get_value("TransferOutput")
     files: dict[str, Any] = {}
     missing: list[str] = []
@@ -172,9 +190,9 @@ def collect_output(sandbox: str, job_ad: ClassAd, sent: dict[str, Any], before: 
         for name in sorted(os.listdir(sandbox)):
             if name in skip or (name in before and not (name in sent and _changed_or_kept(sandbox, name, sent))):
                 continue
-            data, mode = _read(sandbox, name)
-            if data is not None:
-                files[name] = entries.file(data, mode)
+            entry = _entry(sandbox, name, None, inline)
+            if entry is not None:
+                files[name] = entry
         return files, missing, failure
     for listed in [n.strip() for n in out_names.split(",") if n.strip()]:
         try:
@@ -185,12 +203,12 @@ def collect_output(sandbox: str, job_ad: ClassAd, sent: dict[str, Any], before: 
             dest = entries.base(rel)
             if stat.S_ISDIR(st.st_mode):
                 files[dest] = entries.directory(st.st_mode, src=listed)
-                _collect_dir(sandbox, rel, dest, files)
+                _collect_dir(sandbox, rel, dest, files, inline)
             else:
-                data, mode = _read(sandbox, rel)
-                if data is None:
+                entry = _entry(sandbox, rel, listed, inline)
+                if entry is None:
                     raise OSError(errno.EINVAL, "not a regular file")
-                files[dest] = entries.file(data, mode, src=listed)
+                files[dest] = entry
         except (OSError, TransferError) as exc:
             code = getattr(exc, "errno", None) or getattr(exc, "subcode", 0) or 0
             why = f"(errno {code}) {exc.strerror}" if isinstance(exc, OSError) else str(exc)
@@ -215,7 +233,7 @@ def _lstat_beneath(sandbox: str, rel: str) -> os.stat_result:
         os.close(fd)
 
 
-def _collect_dir(sandbox: str, rel: str, dest: str, files: dict[str, Any]) -> None:
+def _collect_dir(sandbox: str, rel: str, dest: str, files: dict[str, Any], inline: Inline | None) -> None:
     """A listed directory's contents; links inside are left out, never followed."""
     fd = open_beneath(sandbox, rel, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -224,13 +242,34 @@ def _collect_dir(sandbox: str, rel: str, dest: str, files: dict[str, Any]) -> No
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):
                 files[f"{dest}/{name}"] = entries.directory(st.st_mode)
-                _collect_dir(sandbox, f"{rel}/{name}", f"{dest}/{name}", files)
+                _collect_dir(sandbox, f"{rel}/{name}", f"{dest}/{name}", files, inline)
             elif stat.S_ISREG(st.st_mode):
-                data, mode = _read(sandbox, f"{rel}/{name}")
-                if data is not None:
-                    files[f"{dest}/{name}"] = entries.file(data, mode)
+                entry = _entry(sandbox, f"{rel}/{name}", None, inline)
+                if entry is not None:
+                    files[f"{dest}/{name}"] = entry
     finally:
         os.close(fd)
+
+
+def _entry(sandbox: str, rel: str, src: str | None, inline: Inline | None) -> dict[str, Any] | None:
+    """A regular file's output entry, opened without following a link (None for anything else):
+    its bytes, or -- when ``inline`` does not let it ride in the reply -- a note to stream it."""
+    try:
+        fd = open_beneath(sandbox, rel, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+            return None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if inline is not None and not inline.fits(st.st_size):
+            entry: dict[str, Any] = {"stream": True, "size": st.st_size, "mode": st.st_mode & 0o7777, "local": rel}
+            if src is not None:
+                entry["src"] = src
+            return entry
+        return entries.file(f.read(), st.st_mode, src=src)
 
 
 def _read(sandbox: str, rel: str) -> tuple[bytes | None, int]:

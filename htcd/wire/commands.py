@@ -64,6 +64,8 @@ _TABLE = [
     Command("RELEASE_CLAIM", auth.DAEMON, ("STARTD",), "Give a claimed slot back."),
     Command("ALIVE", auth.DAEMON, ("STARTD",), "The schedd's keep-alive for its claims (renews their leases)."),
     Command("RECONNECT_JOB", auth.DAEMON, ("STARTD",), "Follow a running job again after a disconnect (job lease)."),
+    Command("FETCH_OUTPUT", auth.DAEMON, ("STARTD",), "Stream a finished job's output too big for its result "
+            "(or drop it)."),
     Command("VACATE_CLAIMS", auth.ADMINISTRATOR, ("STARTD",), "End the claims of slots, vacating their jobs (htcd vacate)."),
     # master
     Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon but the master (htcd off)."),

@@ -22,7 +22,7 @@ import msgpack
 from htcd.wire.errors import ProtocolError, WireError
 
 HEADER = struct.Struct(">I")
-MAX_FRAME = 256 * 1024 * 1024  # file transfer rides in frames until chunked transfer exists
+MAX_FRAME = 256 * 1024 * 1024  # bounds one frame; big files travel as streams of CHUNK-sized frames
 #: Deepest nesting of maps and arrays in a frame (requests use 4 or 5 levels); msgpack's own
 #: decoder stops at 1024, deep enough to make later recursive code fail, so we stop far earlier.
 MAX_DEPTH = 32

@@ -56,6 +56,7 @@ ARGS = st.dictionaries(st.sampled_from(ARG_NAMES), VALUES, max_size=6)
 
 #: The arguments each command reads (docs/protocol.md), so that generated requests get deep.
 COMMAND_ARGS: dict[str, list[str]] = {
+    "FETCH_OUTPUT": ["id", "keys", "drop"],
     "DC_SEC_QUERY": ["levels"], "DC_QUERY_SELF": ["statistics"], "DC_CONFIG_RUNTIME": ["set", "unset"],
     "UPDATE_AD": ["ad_type", "ad", "private", "names", "values", "updates"],
     "INVALIDATE_AD": ["ad_type", "name", "address", "schedd_name", "constraint"],
