@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -177,3 +179,24 @@ def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = Non
         stdout, stderr = out.read(), err.read()
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), stdout, stderr
+
+
+class LoopThread:
+    """An asyncio loop in its own thread, so blocking clients in a test can talk to the server
+    (``self.server``, set by the subclass) that runs on it."""
+
+    server: Any
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
+
+    def close(self) -> None:
+        self.run(self.server.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()

@@ -7,12 +7,12 @@ import asyncio
 import logging
 import os
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pooltools import LoopThread
 
 from htcd.config import load
 from htcd.wire import auth, ca, tokens
@@ -60,14 +60,12 @@ class Pki:
                               **kw)
 
 
-class Harness:
+class Harness(LoopThread):
     """A server with the given config in its own event loop thread, so blocking clients can talk
     to it; every command is authorized by policy (only the authentication checks apply)."""
 
     def __init__(self, sock_dir: Path, cfg: Any) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        super().__init__()
 
         async def who(req: Request) -> object:
             i = req.identity
@@ -81,14 +79,6 @@ class Harness:
         self.address = self.run(self.server.start(str(sock_dir / "t.sock"), "127.0.0.1", 0))
         self.tcp = Address(host="127.0.0.1", port=self.address.port)
 
-    def run(self, coro):  # noqa: ANN001, ANN201
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
-
-    def close(self) -> None:
-        self.run(self.server.close())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
 
 
 @pytest.fixture

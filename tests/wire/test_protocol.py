@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
+from pooltools import LoopThread
 
 from htcd.wire import auth
 from htcd.wire.address import Address
@@ -22,15 +23,12 @@ from htcd.wire.framing import MAX_FRAME, decode_body, encode
 from htcd.wire.server import Request, Server
 
 
-class Harness:
+class Harness(LoopThread):
     """A server in its own event loop thread, so blocking clients can talk to it."""
 
     def __init__(self, sock_dir: Path) -> None:
-        import threading
 
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        super().__init__()
 
         async def echo(req: Request) -> object:
             return {"args": req.args, "who": str(req.identity)}
@@ -51,14 +49,6 @@ class Harness:
         self.server = Server("testd", "test.domain", handlers, logging.getLogger("test"))
         self.address = self.run(self.server.start(str(sock_dir / "t.sock"), "127.0.0.1", 0))
 
-    def run(self, coro):  # noqa: ANN001, ANN201
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
-
-    def close(self) -> None:
-        self.run(self.server.close())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
 
 
 @pytest.fixture
