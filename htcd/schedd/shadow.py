@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd, symmetric_match
-from htcd.schedd.jobs import HELD, Job
+from htcd.schedd.jobs import HELD, IDLE, REMOVED, Job
 from htcd.transfer import TransferError, entries, outgoing, shadow_side, streams
 from htcd.transfer.paths import Owner
 from htcd.wire.client import AsyncConnection
@@ -84,6 +84,7 @@ class Shadow:
                                 "alive_interval": self.schedd.alive_interval()}
         if self.preempt is not None:
             args["preempt"] = self.preempt
+        self.log.info("(%s) Requesting a claim on %s", job.id_text, self.slot_name)
         try:
             self.conn = await AsyncConnection.open(self.startd)
             reply = await self.conn.call("REQUEST_CLAIM", **args)
@@ -143,6 +144,11 @@ class Shadow:
         """Run one job on the claim; False when the claim cannot be used again."""
         schedd = self.schedd
         self.kill_code, self.evicting = JOB_KILLED, ""
+        gone = self._left_idle(job)
+        if gone:  # removed or held while the claim was being requested: the claim may serve another job
+            self.log.info("(%s) the job was %s before its claim was activated: not starting it", job.id_text, gone)
+            schedd.job_not_started(job, gone)
+            return True
         try:
             files = self._gather_input(job)
         except TransferError as exc:
@@ -193,7 +199,14 @@ class Shadow:
                 self.log.info("(%s) sent %d bytes of input as a chunk stream", job.id_text, sent)
             elif kind == "activated":
                 self.activated = True
-                self.schedd.job_started(job, self.slot_ad, self)
+                if job.removing or job.status == HELD:
+                    # removed or held while the startd was still setting up the run: a stop sent
+                    # then found no job to stop, so the job is stopped now and never counts as started
+                    self.log.info("(%s) the job was %s while its claim was being activated: stopping it", job.id_text,
+                                  "removed" if job.removing else "held")
+                    self.schedd.spawn(self.kill(), f"kill {job.id_text}")
+                else:
+                    self.schedd.job_started(job, self.slot_ad, self)
             elif kind == "usage":
                 self.schedd.job_usage(job, part.get("usage") or {})
             elif kind == "reconnected":
@@ -313,6 +326,14 @@ class Shadow:
         self.log.info("(%s) Reporting job exit reason %d and attempting to fetch new job.", job.id_text, code)
         self._exit(job, code)
         return not closing
+
+    def _left_idle(self, job: Job) -> str:
+        """How ``job`` stopped being a job to start (removed, held, gone), or "" when it still is."""
+        if job.removing or job.status == REMOVED or self.schedd.jobs.get(job.id) is not job:
+            return "removed"
+        if job.status == HELD:
+            return "held"
+        return "" if job.status == IDLE else f"in status {job.status}"
 
     def _spool(self, job: Job) -> str:
         return shadow_side.spool_dir(str(self.schedd.config.get("SPOOL") or "."), job.cluster_id, job.proc_id)
