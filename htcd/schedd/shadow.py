@@ -344,7 +344,7 @@ class Shadow:
         if str(job.get("ShouldTransferFiles", "") or "").upper() == "NO":
             return {}
         return shadow_side.gather_input(job.get, Owner.named(job.owner), spool=self._spool(job),
-                                        stream_over=streams.STREAM_OVER)
+                                        inline=entries.Inline(streams.STREAM_OVER, streams.INLINE_BUDGET))
 
     async def _write_output(self, job: Job, result: dict[str, Any]) -> int:
         """Write the output as the job's owner (big files fetched from the startd as a chunk

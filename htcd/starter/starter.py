@@ -29,7 +29,7 @@ from htcd.classad import ClassAd
 from htcd.starter import cgroup as cgroups
 from htcd.starter import jobenv, monitor, sandbox, users
 from htcd.starter.sandbox import clean_orphans
-from htcd.transfer import TransferError, outgoing, safe_name, starter_side
+from htcd.transfer import TransferError, entries, outgoing, safe_name, starter_side
 from htcd.transfer.starter_side import collect_output, write_input
 from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError
 
@@ -356,7 +356,7 @@ class Starter:
         shared = self.io is not None and self.io.shared_fs  # the job wrote its output in its Iwd itself
         files, missing, failure = ({}, [], None) if shared else collect_output(
             self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"}, self.slot_name,
-            starter_side.Inline(outgoing.STREAM_OVER, outgoing.INLINE_BUDGET))
+            entries.Inline(outgoing.STREAM_OVER, outgoing.INLINE_BUDGET))
         # output too big for the reply leaves the sandbox (by rename) before it is removed: the
         # startd streams it to the shadow when asked (htcd.transfer.outgoing)
         staging = outgoing.Staging(self.execute_dir, self.slot_name)

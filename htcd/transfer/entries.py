@@ -65,6 +65,22 @@ def inline_size(files: dict[str, Any]) -> int:
     return sum(len(normal(e).get("data") or b"") for e in files.values())
 
 
+class Inline:
+    """How much file data may still ride inside one message (a claim activation, a job's final
+    reply): a file over ``stream_over`` bytes, or one that would take the total past ``budget``,
+    goes as a chunk stream instead."""
+
+    def __init__(self, stream_over: int, budget: int) -> None:
+        self.stream_over = stream_over
+        self.left = budget
+
+    def fits(self, size: int) -> bool:
+        if size > self.stream_over or size > self.left:
+            return False
+        self.left -= size
+        return True
+
+
 def wants_transfer(get: Any, exec_fs_domain: str | None) -> bool:
     """Whether files move at all: should_transfer_files YES, or IF_NEEDED on an execute point
     of another FileSystemDomain.  NO, or IF_NEEDED in the job's own domain: the job runs in its

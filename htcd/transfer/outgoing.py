@@ -49,7 +49,7 @@ from htcd.transfer.paths import (
 )
 
 STREAM_OVER = chunks.CHUNK  # a bigger file stays out of the final reply
-INLINE_BUDGET = 64 * 1024 * 1024  # at most this much file data rides inside the final reply
+INLINE_BUDGET = 16 * 1024 * 1024  # at most this much file data rides inside the final reply (each daemon holds a few copies)
 STAGING_PREFIX = ".outgoing_"
 PART = ".htcd-part-"  # a file being received is ".<name>.htcd-part-<random>" beside its destination
 KEEP = 600.0  # seconds delivered staged output waits for the shadow to fetch it

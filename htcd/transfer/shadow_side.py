@@ -59,16 +59,17 @@ def input_names(get: Getter) -> list[str]:
 
 
 def gather_input(get: Getter, owner: Owner | None = None, spool: str | None = None,
-                 limit: int = MAX_INLINE, stream_over: int | None = None) -> dict[str, Any]:
+                 limit: int = MAX_INLINE, inline: entries.Inline | None = None) -> dict[str, Any]:
     """The sandbox's input entries ({relative path: entry}), read as ``owner``.
 
     ``name`` is sent by its basename; ``dir`` sends the directory itself and ``dir/`` only its
     contents (HTCondor's rule); ``scheme://...`` is left for the execute point's transfer
     plugin.  ``spool`` holds output kept from an eviction (ON_EXIT_OR_EVICT): it goes in last
     and so replaces the original input of the same name.  Over ``limit`` bytes the job cannot
-    travel in one message and is refused (a hold) before anything is sent.  With
-    ``stream_over``, a file bigger than that is not read here: its entry says ``stream`` (with its
-    size and local ``path``) and it follows the activation as a chunk stream (``streams``)."""
+    travel in one message and is refused (a hold) before anything is sent.  With ``inline``, a
+    file it does not let ride inside the activation (too big, or past the budget) is not read
+    here: its entry says ``stream`` (with its size and local ``path``) and it follows the
+    activation as a chunk stream (``streams``), so the input as a whole has no size limit."""
     iwd = str(get("Iwd", "") or "")
     files: dict[str, Any] = {}
     for name in input_names(get):
@@ -77,14 +78,14 @@ def gather_input(get: Getter, owner: Owner | None = None, spool: str | None = No
             continue
         path = in_iwd(iwd, name)
         try:
-            _add_path(files, path, "" if name.endswith("/") else entries.base(name), owner, stream_over)
+            _add_path(files, path, "" if name.endswith("/") else entries.base(name), owner, inline)
         except OSError as exc:
             raise TransferError(f"Transfer input files failure at access point while reading {path}: "
                                 f"(errno {exc.errno}) {exc.strerror}", 13, exc.errno or 0) from None
     if spool and os.path.isdir(spool):
         try:
             kept: dict[str, Any] = {}
-            _add_path(kept, spool, "", None, stream_over)
+            _add_path(kept, spool, "", None, inline)
             for rel, entry in kept.items():  # the job's own files: output again at its end
                 files[rel] = {**entry, "spooled": True}
         except OSError as exc:
@@ -98,7 +99,7 @@ def gather_input(get: Getter, owner: Owner | None = None, spool: str | None = No
 
 
 def _add_path(files: dict[str, Any], path: str, rel: str, owner: Owner | None,
-              stream_over: int | None = None) -> None:
+              inline: entries.Inline | None = None) -> None:
     """Add the file or directory ``path`` as ``rel`` ("" for a directory's contents only)."""
     try:
         fd = open_as_owner(path, owner, write=False)
@@ -107,22 +108,22 @@ def _add_path(files: dict[str, Any], path: str, rel: str, owner: Owner | None,
             raise
         fd = -1
     if fd >= 0:
-        files[rel or entries.base(path)] = _file_entry(fd, path, stream_over)
+        files[rel or entries.base(path)] = _file_entry(fd, path, inline)
         return
-    _add_dir(files, path, rel, owner, stream_over)
+    _add_dir(files, path, rel, owner, inline)
 
 
-def _file_entry(fd: int, path: str, stream_over: int | None) -> dict[str, Any]:
-    """An open file's entry: its bytes, or (over ``stream_over``) a note to stream it later."""
+def _file_entry(fd: int, path: str, inline: entries.Inline | None) -> dict[str, Any]:
+    """An open file's entry: its bytes, or (when ``inline`` does not take it) a note to stream it later."""
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
-        if stream_over is not None and st.st_size > stream_over:
+        if inline is not None and not inline.fits(st.st_size):
             return {"stream": True, "size": st.st_size, "mode": st.st_mode & 0o7777, "path": path}
         return entries.file(f.read(), st.st_mode)
 
 
 def _add_dir(files: dict[str, Any], path: str, rel: str, owner: Owner | None,
-             stream_over: int | None = None) -> None:
+             inline: entries.Inline | None = None) -> None:
     st = os.stat(path)
     if not stat.S_ISDIR(st.st_mode):
         raise OSError(errno.EINVAL, "neither a regular file nor a directory", path)
@@ -142,9 +143,9 @@ def _add_dir(files: dict[str, Any], path: str, rel: str, owner: Owner | None,
             if not stat.S_ISREG(lst.st_mode):
                 continue
         if stat.S_ISDIR(lst.st_mode):
-            _add_dir(files, child, sub, owner, stream_over)
+            _add_dir(files, child, sub, owner, inline)
         elif stat.S_ISREG(lst.st_mode):
-            files[sub] = _file_entry(open_as_owner(child, owner, write=False), child, stream_over)
+            files[sub] = _file_entry(open_as_owner(child, owner, write=False), child, inline)
 
 
 def output_targets(get: Getter, result: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -155,24 +155,9 @@ def fetch_urls(sandbox: str, urls: list[tuple[str, str]], where: str, uid: int |
     return total
 
 
-class Inline:
-    """How much output may still ride inside the final reply: a file over ``stream_over`` bytes,
-    or one that would take the total past ``budget``, is left in the sandbox to be streamed."""
-
-    def __init__(self, stream_over: int, budget: int) -> None:
-        self.stream_over = stream_over
-        self.left = budget
-
-    def fits(self, size: int) -> bool:
-        if size > self.stream_over or size > self.left:
-            return False
-        self.left -= size
-        return True
-
-
 def collect_output(sandbox: str, job_ad: ClassAd, sent: dict[str, Any], before: set[str],
                    skip: set[str], where: str = "",
-                   inline: Inline | None = None) -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
+                   inline: entries.Inline | None = None) -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
     """(output entries, names listed in transfer_output_files that do not exist, the first
     failure as {message, subcode} or None).
 
@@ -233,7 +218,7 @@ def _lstat_beneath(sandbox: str, rel: str) -> os.stat_result:
         os.close(fd)
 
 
-def _collect_dir(sandbox: str, rel: str, dest: str, files: dict[str, Any], inline: Inline | None) -> None:
+def _collect_dir(sandbox: str, rel: str, dest: str, files: dict[str, Any], inline: entries.Inline | None) -> None:
     """A listed directory's contents; links inside are left out, never followed."""
     fd = open_beneath(sandbox, rel, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -251,7 +236,7 @@ def _collect_dir(sandbox: str, rel: str, dest: str, files: dict[str, Any], inlin
         os.close(fd)
 
 
-def _entry(sandbox: str, rel: str, src: str | None, inline: Inline | None) -> dict[str, Any] | None:
+def _entry(sandbox: str, rel: str, src: str | None, inline: entries.Inline | None) -> dict[str, Any] | None:
     """A regular file's output entry, opened without following a link (None for anything else):
     its bytes, or -- when ``inline`` does not let it ride in the reply -- a note to stream it."""
     try:

@@ -1,6 +1,7 @@
 """Input too big for one message, between the shadow and the startd, as a chunk stream.
 
-``gather_input`` leaves every file over ``STREAM_OVER`` bytes unread, as a ``stream`` entry.
+``gather_input`` leaves unread, as a ``stream`` entry, every file over ``STREAM_OVER`` bytes and
+every file that would take the activation's file data past ``INLINE_BUDGET``.
 The shadow sends ``ACTIVATE_CLAIM`` with those entries (their sizes, no data); the startd, before
 it starts anything, answers with the partial reply ``{update: "send_input", files: [...]}`` and
 reads the chunk stream (``htcd.transfer.chunks``) the shadow then sends on the same connection
@@ -22,6 +23,7 @@ from htcd.transfer import chunks
 from htcd.transfer.paths import Owner, TransferError, open_as_owner, safe_relpath
 
 STREAM_OVER = chunks.CHUNK  # files bigger than one chunk follow the activation as a stream
+INLINE_BUDGET = 16 * 1024 * 1024  # at most this much file data rides inside the activation (each daemon holds a few copies)
 FRAME_TIMEOUT = 300.0  # seconds the startd waits for the next frame of the input
 STAGING_PREFIX = ".incoming_"
 _LOCAL_KEYS = ("path", "staged", "staged_root")  # never taken from (or sent over) the wire

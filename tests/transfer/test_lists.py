@@ -136,3 +136,16 @@ def test_the_transfer_decision() -> None:
     assert not entries.wants_transfer(get("NO"), "b.org")
     assert not entries.wants_transfer(get("IF_NEEDED"), "A.org")
     assert entries.wants_transfer(get("IF_NEEDED"), "b.org")
+
+
+def test_files_past_the_inline_budget_are_left_to_stream(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "in").mkdir()
+    for name in "abcd":
+        (tmp_path / "in" / name).write_bytes(name.encode() * 40)
+    (tmp_path / "in" / "e").write_bytes(b"e" * 200)  # over stream_over: streams whatever the budget
+    files = gather_input(_job(tmp_path, TransferInput="in").get, inline=entries.Inline(stream_over=100, budget=90))
+    assert files["run.sh"]["data"] == b"#!/bin/sh\n"  # 10 bytes, first in order
+    assert [files[f"in/{n}"].get("stream", False) for n in "abcde"] == [False, False, True, True, True]
+    assert files["in/c"]["size"] == 40 and files["in/c"]["path"] == str(tmp_path / "in" / "c")
+    assert files["in/a"]["data"] == b"a" * 40

@@ -16,8 +16,9 @@ import pytest
 
 from htcd.classad import ClassAd
 from htcd.transfer import chunks, entries, outgoing
+from htcd.transfer.entries import Inline
 from htcd.transfer.paths import TransferError
-from htcd.transfer.starter_side import Inline, collect_output
+from htcd.transfer.starter_side import collect_output
 from htcd.wire.errors import WireError
 
 CHUNK = chunks.CHUNK
