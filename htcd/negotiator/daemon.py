@@ -38,6 +38,8 @@ from htcd.wire.errors import RemoteError, WireError
 from htcd.wire.server import Handler, Request
 
 _MIN_WEIGHT = 1.0
+MATCH_INFO_TIMEOUT = 5.0  # seconds a startd has to take MATCH_INFO before the cycle goes on without it
+MATCH_INFO_PARALLEL = 64  # startds told at once (each is a connection)
 
 
 @dataclass
@@ -312,6 +314,37 @@ class Negotiator(Daemon, PriorityCommands):
             if not made:
                 return
 
+    async def _tell_startds(self, matches: list[dict[str, Any]]) -> None:
+        """Tell each startd which of its free slots were matched (MATCH_INFO), before the schedd
+        hears of the matches (so a slot is Matched before its claim request comes, as in
+        HTCondor); all startds at once, each given a few seconds: a slow or lost startd only
+        means its slots stay Unclaimed until claimed, as without the message."""
+        by_startd: dict[str, list[str]] = {}
+        for m in matches:
+            ad = ClassAd.from_wire(m["slot_ad"])
+            if m["preempt"] or ad.get_value("PartitionableSlot") is True:
+                continue
+            address = str(ad.get_value("StartdIpAddr") or ad.get_value("MyAddress") or "")
+            if address:
+                by_startd.setdefault(address, []).append(str(m["claim_id"]))
+        if by_startd:
+            gate = asyncio.Semaphore(MATCH_INFO_PARALLEL)
+            await asyncio.gather(*(self._match_info(a, ids, gate) for a, ids in by_startd.items()))
+
+    async def _match_info(self, address: str, claim_ids: list[str], gate: asyncio.Semaphore) -> None:
+        async with gate:
+            await self._send_match_info(address, claim_ids)
+
+    async def _send_match_info(self, address: str, claim_ids: list[str]) -> None:
+        try:
+            conn = await AsyncConnection.open(address, timeout=MATCH_INFO_TIMEOUT)
+            try:
+                await conn.call("MATCH_INFO", timeout=MATCH_INFO_TIMEOUT, claim_ids=claim_ids)
+            finally:
+                await conn.close()
+        except (WireError, RemoteError, OSError) as exc:
+            self.log.info("    could not tell the startd at %s of its matched slots: %s", address, exc)
+
     async def _conn(self, schedd: str) -> AsyncConnection:
         conn = self._conns.get(schedd)
         if conn is None:
@@ -409,6 +442,7 @@ class Negotiator(Daemon, PriorityCommands):
                 if stop or time.time() > deadline:
                     break
             if matches:
+                await self._tell_startds(matches)
                 try:
                     await conn.call("MATCHES", matches=matches)
                 except (WireError, RemoteError) as exc:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from htcd.startd import states
 from htcd.startd.ads import slot_ad
-from htcd.startd.slot import Claim, Slot
+from htcd.startd.slot import IDLE, MATCHED, PARTITIONABLE, UNCLAIMED, Claim, Slot
 from htcd.transfer import outgoing
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Connection, Request
@@ -251,6 +251,26 @@ class ClaimCommands:
             self.log.info("%s: %s", slot.short_name, why)
             self.release(slot, why, kill=fast)
         return {"vacated": [s.name for s in chosen]}
+
+    async def cmd_match_info(self: Startd, req: Request) -> dict[str, Any]:
+        """The negotiator matched these slots (by their offered claim ids): an Unclaimed one goes
+        Matched until the schedd's claim request, or back after MATCH_TIMEOUT.  Ids of slots
+        claimed since (a stale match) are skipped, and a partitionable slot stays Unclaimed: its
+        claims carve new slots."""
+        matched = []
+        for claim_id in req.arg_list("claim_ids", str):
+            try:
+                slot = self._slot_for_offer(claim_id)
+            except CommandError:
+                continue
+            if slot.kind == PARTITIONABLE or slot.state != UNCLAIMED:
+                continue
+            self.apply(slot, states.Transition(MATCHED, IDLE, f"matched by the negotiator ({req.identity})"))
+            matched.append(slot.name)
+        if matched:
+            asyncio.get_running_loop().call_later(self.match_timeout + 0.05, self.evaluate_soon)
+            self.publish_soon()
+        return {"matched": matched}
 
     async def cmd_deactivate_claim(self: Startd, req: Request) -> str:
         """Stop the job of a claim; the claim stays.  ``graceful``: the job's KillSig first, SIGKILL

@@ -33,6 +33,7 @@ from htcd.startd.slot import (
     DYNAMIC,
     IDLE,
     KILLING,
+    MATCHED,
     OWNER,
     PARTITIONABLE,
     PREEMPTING,
@@ -77,6 +78,7 @@ class Startd(ClaimCommands, Daemon):
         self.specs = layout.layout(self.config, machine.totals(self.config))
         self.slots: list[Slot] = []  # static and partitionable; dynamic ones are their children
         self.policy = Policy.from_config(self.config, self.log)
+        self.match_timeout = self.read_match_timeout()
         self.provided: dict[str, object] = {}
         self.cron_attrs: dict[str, dict[str, str]] = {}
         self.cron = Cron(self.log, self._cron_output)
@@ -98,7 +100,8 @@ class Startd(ClaimCommands, Daemon):
         self._machine_ad: ClassAd | None = None
 
     def command_handlers(self) -> dict[str, Handler]:
-        return {"REQUEST_CLAIM": self.cmd_request_claim, "ACTIVATE_CLAIM": self.cmd_activate_claim,
+        return {"REQUEST_CLAIM": self.cmd_request_claim, "MATCH_INFO": self.cmd_match_info,
+                "ACTIVATE_CLAIM": self.cmd_activate_claim,
                 "DEACTIVATE_CLAIM": self.cmd_deactivate_claim, "RELEASE_CLAIM": self.cmd_release_claim,
                 "ALIVE": self.cmd_alive, "RECONNECT_JOB": self.cmd_reconnect_job,
                 "FETCH_OUTPUT": self.cmd_fetch_output,
@@ -166,8 +169,12 @@ class Startd(ClaimCommands, Daemon):
             except Exception:  # a plugin's bug must not stop the startd
                 self.log.exception("the %s universe failed to read its configuration", uname)
 
+    def read_match_timeout(self) -> float:
+        return max(0.0, self.config.get_float("MATCH_TIMEOUT", 120.0))
+
     def reconfigured(self) -> None:
         self.policy = Policy.from_config(self.config, self.log)
+        self.match_timeout = self.read_match_timeout()
         self._configure_universes()
         jobs = load_jobs(self.config, self.log)
         if jobs != self.cron.jobs:
@@ -288,7 +295,7 @@ class Startd(ClaimCommands, Daemon):
     def context(self) -> Machine:
         all_drained = all(s.state == DRAINED for s in self.slots) and not any(s.children for s in self.slots)
         return Machine(now=time.time(), drain=self.drain, all_drained=all_drained, shutdown=self.shutdown_mode,
-                       drain_ended=self.drain_ended)
+                       drain_ended=self.drain_ended, match_timeout=self.match_timeout)
 
     def evaluate_soon(self) -> None:
         if not self._eval_scheduled:
@@ -419,11 +426,15 @@ class Startd(ClaimCommands, Daemon):
         ad = slot_ad(self, slot, policy=True)
         start, why = self.policy.truth(ad, "START", job)
         if not start:
+            if slot.state == MATCHED:  # the match came to nothing: free for the next cycle
+                self.apply(slot, Transition(OWNER, IDLE, "the claim request for the match was refused"))
+                self.step(slot)
+                self.publish_soon()
             raise CommandError(f"{slot.name}: {why} for this job", "REFUSED")
         rank = self.policy.number(ad, "RANK", job, 0.0)
         if slot.kind == PARTITIONABLE:
             slot = self._carve(slot, ad, job, user)
-        if slot.state in (UNCLAIMED, OWNER):
+        if slot.state in (UNCLAIMED, OWNER, MATCHED):
             claim = self._make_claim(slot, job, owner, user, client, rank)
             claim.lease = self.claim_lease(req.arg_float("alive_interval"))
             self.apply(slot, Transition(CLAIMED, IDLE, f"claimed by {user} for {owner or 'a job'}"))

@@ -46,6 +46,7 @@ from htcd.startd.slot import (
     DYNAMIC,
     IDLE,
     KILLING,
+    MATCHED,
     OWNER,
     PREEMPTING,
     RETIRING,
@@ -117,6 +118,7 @@ class Machine:
     all_drained: bool = False
     shutdown: str = ""  # "", "peaceful", "graceful" or "fast"
     drain_ended: str = "draining ended"
+    match_timeout: float = 120.0  # MATCH_TIMEOUT: how long a Matched slot waits for the claim request
 
 
 @dataclass
@@ -266,6 +268,8 @@ def decide(slot: Slot, ad: ClassAd, policy: Policy, m: Machine) -> Transition | 
     state, activity = slot.state, slot.activity
     if state in (OWNER, UNCLAIMED):
         return _unclaimed(slot, ad, policy, m)
+    if state == MATCHED:
+        return _matched(slot, ad, policy, m)
     if state == DRAINED:
         if m.drain is None:
             return Transition(OWNER, IDLE, m.drain_ended)
@@ -292,6 +296,22 @@ def _unclaimed(slot: Slot, ad: ClassAd, policy: Policy, m: Machine) -> Transitio
         return Transition(OWNER, IDLE, why)
     if slot.state == OWNER and not owner:
         return Transition(UNCLAIMED, IDLE, why)
+    return None
+
+
+def _matched(slot: Slot, ad: ClassAd, policy: Policy, m: Machine) -> Transition | None:
+    """A slot the negotiator matched waits for the schedd's claim request, at most MATCH_TIMEOUT
+    seconds; a drain or the owner coming back ends the wait too."""
+    if m.drain is not None and (m.drain.start is None or m.drain.completed):
+        return _unclaimed(slot, ad, policy, m)
+    if m.shutdown:
+        return None
+    owner, why = policy.truth(ad, "IS_OWNER", None)
+    if owner:
+        return Transition(OWNER, IDLE, why)
+    if m.now - slot.entered_state >= m.match_timeout:
+        return Transition(OWNER, IDLE, f"no claim request came within MATCH_TIMEOUT = {m.match_timeout:g} s of "
+                                       "the match")
     return None
 
 

@@ -59,6 +59,7 @@ _TABLE = [
     Command("TRANSFER_DATA", auth.WRITE, ("SCHEDD",), "Stream spooled jobs' output back (htcd transfer_data)."),
     # startd
     Command("REQUEST_CLAIM", auth.DAEMON, ("STARTD",), "Claim a slot with the claim id from a match."),
+    Command("MATCH_INFO", auth.NEGOTIATOR, ("STARTD",), "The negotiator matched these slots: Matched until claimed."),
     Command("ACTIVATE_CLAIM", auth.DAEMON, ("STARTD",), "Run a job on a claimed slot; replies when it ends."),
     Command("DEACTIVATE_CLAIM", auth.DAEMON, ("STARTD",), "Kill the job running on a claim."),
     Command("RELEASE_CLAIM", auth.DAEMON, ("STARTD",), "Give a claimed slot back."),
