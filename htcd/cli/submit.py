@@ -1,5 +1,8 @@
 """``htcd submit FILE``: parse locally, reserve a cluster id, commit every proc in one transaction.
 
+The submit file may ``include`` files and command output (relative to its directory) and
+``use template : Name`` for the configuration's ``SUBMIT_TEMPLATE_<Name>``; its ``JOB_DEFAULT_*``
+knobs fill in what the file leaves unset.
 Flags follow condor_submit: ``-append`` lines go before the queue statement, ``-queue``
 replaces it, ``-dump`` and ``-dry-run`` build the ads without submitting.  ``-spool`` (and
 ``-remote NAME``, which implies it) commits the jobs held and uploads their input to the
@@ -57,12 +60,18 @@ def _write(path: str, text: str) -> None:
         raise UserError(f"cannot write {path}: {exc.strerror}") from None
 
 
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        print(f"WARNING: {warning}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     import pwd
 
     from htcd.cli import common
     from htcd.errors import UserError
     from htcd.submit import parse_submit
+    from htcd.submit.templates import TemplateSet
 
     if args.file and args.file != "-":
         try:
@@ -76,12 +85,15 @@ def run(args: argparse.Namespace) -> int:
     append = list(args.append)
     if args.batch_name:
         append.append(f"batch_name = {args.batch_name}")
-    desc = parse_submit(text, filename, append=append, queue=args.queue)
     cfg = common.config("SUBMIT")
+    desc = parse_submit(text, filename, append=append, queue=args.queue, submit_dir=submit_dir,
+                        templates=TemplateSet.from_config(cfg),
+                        path=os.path.abspath(args.file) if filename != "<stdin>" else None)
     owner = pwd.getpwuid(os.geteuid()).pw_name
     if args.dump or args.dry_run:
         cluster_ad, procs = desc.make_jobs(1, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
                                            config_get=cfg.get)
+        _warn(desc.warnings)
         _write(args.dump or args.dry_run, _long_ads(cluster_ad, procs))
         if args.dry_run and args.dry_run != "-" and not args.terse:
             print("Dry-Run job(s)" + "." * min(len(procs), 50))
@@ -111,8 +123,7 @@ def run(args: argparse.Namespace) -> int:
         done = schedd.submit(build)
         if spool:
             spooling.upload(schedd.conn, done.cluster_id, *built[-1])
-    for warning in done.warnings:
-        print(f"WARNING: {warning}", file=sys.stderr)
+    _warn([*desc.warnings, *done.warnings])
     (cluster_ad, procs), cid, n = built[-1], done.cluster_id, done.procs
     if args.terse:
         print(f"{cid}.0 - {cid}.{n - 1}")

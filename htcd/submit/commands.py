@@ -49,7 +49,21 @@ KNOWN_COMMANDS: frozenset[str] = frozenset({
     # accepted but, as in HTCondor 24, without an attribute of their own
     "periodic_remove_reason", "periodic_remove_subcode", "periodic_release_reason", "periodic_release_subcode",
     "on_exit_remove_reason", "on_exit_remove_subcode",
+    # set by ``use STRICT : ...``; read by queue ... matching
+    "submitwarnemptymatches", "submitfailemptymatches", "submitwarnduplicatematches",
+    "submitfailemptyfields", "submitwarnemptyfields",
 })
+
+# What a job gets for a command the submit file leaves unset: the configuration's JOB_DEFAULT_<X>
+# when it is set, else condor_submit's own default (the param table holds the same values).
+JOB_DEFAULTS = {
+    "request_cpus": ("JOB_DEFAULT_REQUESTCPUS", "1"),
+    "request_memory": ("JOB_DEFAULT_REQUESTMEMORY",
+                       "ifthenelse(MemoryUsage isnt undefined,MemoryUsage,(ImageSize + 1023) / 1024)"),
+    "request_disk": ("JOB_DEFAULT_REQUESTDISK", "DiskUsage"),
+    "notification": ("JOB_DEFAULT_NOTIFICATION", "NEVER"),
+    "job_lease_duration": ("JOB_DEFAULT_LEASE_DURATION", "2400"),
+}
 
 
 @dataclass
@@ -98,7 +112,8 @@ def _kib(path: str) -> int | None:
     return math.ceil(st.st_size / 1024) if os.path.isfile(path) else None
 
 
-def _bool(value: str) -> bool | None:
+def bool_value(value: str) -> bool | None:
+    """A submit file's true/false (true/yes/t/y/1, false/no/f/n/0), else None."""
     v = value.strip().lower()
     if v in ("true", "yes", "t", "y", "1"):
         return True
@@ -120,6 +135,14 @@ def _default_opsys(config_get: Callable[[str], str | None]) -> str:
     return config_get("OPSYS") or platform.system().upper()
 
 
+def _at_most(value: str, limit: float) -> bool:
+    """Whether attribute text is a plain number no bigger than ``limit``."""
+    try:
+        return float(value) <= limit
+    except ValueError:
+        return False
+
+
 def _mentions(expr: str, attr: str) -> bool:
     return re.search(rf"(?<![\w.])(?:TARGET\.)?{attr}\b", expr, re.IGNORECASE) is not None
 
@@ -133,7 +156,7 @@ CUSTOM_MARK, REQUEST_MARK = "+", "request_*"
 SECTIONS = ("universe", "iwd", "executable", "arguments", "environment", "files", "transfer", "resources",
             "policy", "misc", "config_attrs", "custom", "requirements")
 _USES = {"executable": ("universe",), "files": ("iwd",), "transfer": ("universe", "iwd", "executable"),
-         "requirements": ("universe", "resources", "transfer")}
+         "misc": ("universe",), "requirements": ("universe", "resources", "transfer")}
 
 
 @dataclass
@@ -175,7 +198,7 @@ class Translator:
     def fail(self, message: str, line: int | None) -> SubmitError:
         return SubmitError(message, source=self.source, line=line)
 
-    def expr(self, attr: str, value: str, line: int) -> str:
+    def expr(self, attr: str, value: str, line: int | None) -> str:
         """Validate expression text for ``attr``; the one place expressions are checked."""
         try:
             check_expr(value)
@@ -191,6 +214,20 @@ class Translator:
                 return got[0].strip(), got[1]
         return None
 
+    def or_default(self, command: str) -> tuple[str, int | None]:
+        """The command's value, else its JOB_DEFAULT_<X> from the configuration (line None), else
+        condor_submit's default."""
+        got = self.first(command)
+        if got is not None:
+            return got
+        knob, builtin = JOB_DEFAULTS[command]
+        value = (self.ctx.config_get(knob) or "").strip()
+        return (value or builtin), None
+
+    def what(self, attr: str, command: str, line: int | None) -> str:
+        """How an error names a value: the attribute, or the knob when the value came from it."""
+        return attr if line is not None else f"{attr} (from {JOB_DEFAULTS[command][0]} in the configuration)"
+
     def _base(self) -> None:
         ctx = self.ctx
         self.ad.update({
@@ -198,11 +235,11 @@ class Translator:
             "ClusterId": str(ctx.cluster_id), "ProcId": str(ctx.proc_id),
             "Owner": quote(ctx.owner),
             "QDate": str(ctx.qdate), "EnteredCurrentStatus": str(ctx.qdate),
-            "JobStatus": "1", "JobPrio": "0", "JobNotification": "0", "JobSubmitMethod": "0",
+            "JobStatus": "1", "JobPrio": "0", "JobSubmitMethod": "0",
             "NumJobStarts": "0", "NumJobCompletions": "0", "NumRestarts": "0",
             "NumCkpts": "0", "NumSystemHolds": "0", "CurrentHosts": "0", "MaxHosts": "1", "MinHosts": "1",
             "ExitBySignal": "false", "ExitStatus": "0", "LeaveJobInQueue": "false",
-            "JobLeaseDuration": "2400", "TransferInputSizeMB": "0", "Rank": "0.0",
+            "TransferInputSizeMB": "0", "Rank": "0.0",
             "CommittedTime": "0", "CommittedSlotTime": "0", "CommittedSuspensionTime": "0",
             "CumulativeSlotTime": "0", "CumulativeSuspensionTime": "0", "LastSuspensionTime": "0",
             "TotalSuspensions": "0", "RemoteSysCpu": "0.0", "RemoteUserCpu": "0.0",
@@ -258,7 +295,6 @@ class Translator:
             self.ad["PluginUniverse"] = quote(name)  # the startd runs the job through that plugin
         if name in ("scheduler", "local"):
             self.ad["KillSig"] = quote("SIGTERM")
-            del self.ad["JobLeaseDuration"]  # no remote starter to lease to
         if name == "docker":
             self.ad["WantDocker"] = "true"
             img = self.first("docker_image")
@@ -332,7 +368,7 @@ class Translator:
         transfer = True
         te = self.first("transfer_executable")
         if te is not None:
-            b = _bool(te[0])
+            b = bool_value(te[0])
             if b is None:
                 raise self.fail(f"transfer_executable must be true or false, not {te[0]!r}", te[1])
             transfer = b
@@ -372,7 +408,7 @@ class Translator:
         merged: dict[str, str] = {}
         ge = self.first("getenv")
         if ge is not None:
-            b = _bool(ge[0])
+            b = bool_value(ge[0])
             if b is True:
                 merged.update(self.ctx.env)
             elif b is None:
@@ -400,8 +436,8 @@ class Translator:
             else:
                 self.ad[stream] = "false"
             sg = self.first("stream_" + cmd)
-            if sg is not None and _bool(sg[0]) is not None:
-                self.ad[stream] = "true" if _bool(sg[0]) else "false"
+            if sg is not None and bool_value(sg[0]) is not None:
+                self.ad[stream] = "true" if bool_value(sg[0]) else "false"
         log = self.first("log")
         if log is not None:
             self.ad["UserLog"] = quote(os.path.normpath(os.path.join(self.iwd, log[0])))
@@ -454,15 +490,15 @@ class Translator:
         self.ad["DiskUsage"] = str(disk)
 
     def _resources(self) -> None:
-        cpus = self.first("request_cpus")
-        self.explicit_cpus = cpus is not None
-        self.ad["RequestCpus"] = self._number_or_expr("RequestCpus", cpus, "1")
-        mem = self.first("request_memory")
-        self.ad["RequestMemory"] = self._sized("RequestMemory", mem, _MEM_UNITS,
-                                               "ifthenelse(MemoryUsage isnt undefined,MemoryUsage,"
-                                               "(ImageSize + 1023) / 1024)")
-        disk = self.first("request_disk")
-        self.ad["RequestDisk"] = self._sized("RequestDisk", disk, _DISK_UNITS, "DiskUsage")
+        value, line = self.or_default("request_cpus")
+        self.ad["RequestCpus"] = self._number_or_expr(self.what("RequestCpus", "request_cpus", line),
+                                                      (value, line), "1")
+        value, line = self.or_default("request_memory")
+        self.ad["RequestMemory"] = self._sized(self.what("RequestMemory", "request_memory", line),
+                                               (value, line), _MEM_UNITS, "")
+        value, line = self.or_default("request_disk")
+        self.ad["RequestDisk"] = self._sized(self.what("RequestDisk", "request_disk", line),
+                                             (value, line), _DISK_UNITS, "")
         self.extra_requests: list[str] = []
         gpus = self.first("request_gpus")
         if gpus is not None:
@@ -474,7 +510,7 @@ class Translator:
             self.ad[attr] = self._number_or_expr(attr, (value, line), "0")
             self.extra_requests.append(name)
 
-    def _number_or_expr(self, attr: str, got: tuple[str, int] | None, default: str) -> str:
+    def _number_or_expr(self, attr: str, got: tuple[str, int | None] | None, default: str) -> str:
         if got is None:
             return default
         value, line = got
@@ -482,7 +518,8 @@ class Translator:
             return str(int(value))
         return self.expr(attr, value, line)
 
-    def _sized(self, attr: str, got: tuple[str, int] | None, units: Mapping[str, float], default: str) -> str:
+    def _sized(self, attr: str, got: tuple[str, int | None] | None, units: Mapping[str, float],
+               default: str) -> str:
         if got is None:
             return default
         value, line = got
@@ -523,12 +560,11 @@ class Translator:
             if not re.fullmatch(r"[-+]?\d+", got[0]):
                 raise self.fail(f"priority must be a whole number, not {got[0]!r}", got[1])
             self.ad["JobPrio"] = str(int(got[0]))
-        got = self.first("notification")
-        if got is not None:
-            if got[0].lower() not in NOTIFICATION:
-                raise self.fail(f"notification must be one of Never, Always, Complete, Error, not {got[0]!r}",
-                                got[1])
-            self.ad["JobNotification"] = str(NOTIFICATION[got[0].lower()])
+        value, line = self.or_default("notification")
+        if value.lower() not in NOTIFICATION:
+            raise self.fail(f"{self.what('notification', 'notification', line)} must be one of Never, Always, "
+                            f"Complete, Error, not {value!r}", line)
+        self.ad["JobNotification"] = str(NOTIFICATION[value.lower()])
         got = self.first("notify_user")
         if got is not None:
             self.ad["NotifyUser"] = quote(got[0])
@@ -553,8 +589,13 @@ class Translator:
                 if not re.fullmatch(r"\d+", got[0]):
                     raise self.fail(f"{cmd} must be a whole number, not {got[0]!r}", got[1])
                 self.ad[attr] = str(int(got[0]))
+        if "JobLeaseDuration" not in self.ad and self.universe not in ("scheduler", "local"):
+            # no lease for a job without a remote starter; JOB_DEFAULT_LEASE_DURATION may be an expression
+            value, line = self.or_default("job_lease_duration")
+            self.ad["JobLeaseDuration"] = self._number_or_expr(
+                self.what("JobLeaseDuration", "job_lease_duration", line), (value, line), "2400")
         got = self.first("hold")
-        if got is not None and _bool(got[0]):
+        if got is not None and bool_value(got[0]):
             self.ad["JobStatus"] = "5"
             self.ad["HoldReason"] = quote("submitted on hold at user's request")
             self.ad["HoldReasonCode"] = "15"
@@ -619,10 +660,15 @@ class Translator:
             clauses.extend(c for c in self.container_clauses if not _mentions(user, c.split(".")[1]))
         elif universe != "docker" and not _mentions(user, "OpSys"):
             clauses.append(f'(TARGET.OpSys == "{_default_opsys(self.ctx.config_get)}")')
-        # Disk and Memory are always checked against the request, whatever the user wrote.
-        clauses.append("(TARGET.Disk >= RequestDisk)")
-        clauses.append("(TARGET.Memory >= RequestMemory)")
-        if self.explicit_cpus and not _mentions(user, "Cpus"):
+        # As condor_submit: Disk and Memory are checked against the request whatever the user wrote,
+        # unless the request is a number too small to matter (Disk 0, Memory 1 MiB or less); Cpus
+        # unless it is at most 1 or the user's expression tests Cpus.
+        disk, mem, cpus = (self.ad.get(a) for a in ("RequestDisk", "RequestMemory", "RequestCpus"))
+        if disk and not _at_most(disk, 0):
+            clauses.append("(TARGET.Disk >= RequestDisk)")
+        if mem and not _at_most(mem, 1):
+            clauses.append("(TARGET.Memory >= RequestMemory)")
+        if cpus and not _at_most(cpus, 1) and not _mentions(user, "Cpus"):
             clauses.append("(TARGET.Cpus >= RequestCpus)")
         for res in self.extra_requests:
             if not _mentions(user, res):

@@ -7,13 +7,23 @@ import difflib
 import glob
 import os
 import re
-import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from htcd.submit.commands import CUSTOM_MARK, KNOWN_COMMANDS, REQUEST_MARK, JobContext, Plan, Translator
+from htcd.submit.commands import (
+    CUSTOM_MARK,
+    KNOWN_COMMANDS,
+    REQUEST_MARK,
+    JobContext,
+    Plan,
+    Translator,
+    bool_value,
+)
 from htcd.submit.errors import SubmitError
 from htcd.submit.macros import Expander, expand_or_raise
-from htcd.submit.parser import ParsedFile, QueueStatement, Setting, parse_file, parse_queue, split_row
+from htcd.submit.parser import ParsedFile, QueueStatement, Setting, split_row
+from htcd.submit.reader import Reader, read_queue
+from htcd.submit.sources import LocalSources, SourceError, Sources, run_command
+from htcd.submit.templates import TemplateSet
 
 _REF = re.compile(r"\$(?:INT|REAL|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
 _BUILTINS = {"cluster", "clusterid", "process", "procid", "step", "item", "itemindex", "row",
@@ -36,15 +46,24 @@ def _apply_slice(values: list[str], slice_text: str, line: int, source: str) -> 
 class SubmitDescription:
     """A parsed submit file; ``make_jobs`` produces the cluster and proc ads."""
 
-    def __init__(self, parsed: ParsedFile, *, appended_after: int = 0, appended: int = 0) -> None:
+    def __init__(self, parsed: ParsedFile) -> None:
         self.filename = parsed.filename
-        self._appended = (appended_after, appended)
+        self.origins = parsed.origins
         self.statements = parsed.statements
+        #: ``warning :`` statements met while reading; ``make_jobs`` adds its own to ``warnings``.
+        self.read_warnings = list(parsed.warnings)
+        self.build_warnings: list[str] = []
         if not any(isinstance(s, QueueStatement) for s in self.statements):
             # condor_submit needs a queue statement; a description without one queues one job.
             last = max((s.line for s in self.statements), default=0)
             self.statements.append(QueueStatement(line=last))
-        self._check_names()
+        with located(self.filename, self.origins):
+            self._check_names()
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the user should see on standard error: ``warning :`` statements and build warnings."""
+        return self.read_warnings + self.build_warnings
 
     @property
     def queue_statements(self) -> list[QueueStatement]:
@@ -81,7 +100,8 @@ class SubmitDescription:
         Every proc is built and validated before anything is returned, so a bad job
         anywhere means no jobs at all.
         """
-        with _appended_lines(*self._appended):
+        self.build_warnings = []
+        with located(self.filename, self.origins):
             return self._make_jobs(cluster_id, submit_dir=submit_dir, owner=owner, qdate=qdate,
                                    config_get=config_get, env=env)
 
@@ -148,17 +168,7 @@ class SubmitDescription:
             values = _apply_slice(values, stmt.slice_text, stmt.line, src)
             rows = [split_row(v, len(names)) for v in values]
         elif stmt.source == "matching":
-            found: list[str] = []
-            for pattern in stmt.items:
-                pat = expand_or_raise(expander, pattern, source=src, line=stmt.line)
-                for path in sorted(glob.glob(os.path.join(submit_dir, pat))):
-                    rel = os.path.relpath(path, submit_dir)
-                    is_dir = os.path.isdir(path)
-                    if (stmt.match_kind == "files" and is_dir) or (stmt.match_kind == "dirs" and not is_dir):
-                        continue
-                    name = rel + "/" if is_dir else rel
-                    if name not in found:
-                        found.append(name)
+            found = self._matches(stmt, expander, submit_dir)
             found = _apply_slice(found, stmt.slice_text, stmt.line, src)
             rows = [split_row(v, len(names)) for v in found]
         else:
@@ -190,6 +200,41 @@ class SubmitDescription:
             out.append(item)
         return out
 
+    def _matches(self, stmt: QueueStatement, expander: Expander, submit_dir: str) -> list[str]:
+        """The files and directories of ``queue ... matching``, sorted per pattern, each once.
+
+        A duplicate is reported unless ``SubmitWarnDuplicateMatches`` is false; no match at
+        all is an error with ``SubmitFailEmptyMatches`` and a warning with
+        ``SubmitWarnEmptyMatches`` (``use STRICT : TRUE`` sets both).
+        """
+        src = self.filename
+        found: list[str] = []
+        patterns = [expand_or_raise(expander, p, source=src, line=stmt.line) for p in stmt.items]
+        for pat in patterns:
+            for path in sorted(glob.glob(os.path.join(submit_dir, pat))):
+                rel = os.path.relpath(path, submit_dir)
+                is_dir = os.path.isdir(path)
+                if (stmt.match_kind == "files" and is_dir) or (stmt.match_kind == "dirs" and not is_dir):
+                    continue
+                name = rel + "/" if is_dir else rel
+                if name not in found:
+                    found.append(name)
+                elif _flag(expander, "SubmitWarnDuplicateMatches", True):
+                    self.build_warnings.append(f"{self._where(stmt.line)}: {name!r} matching pattern {pat!r} "
+                                               f"is a duplicate of item {found.index(name)}, skipping")
+        if not found:
+            what = "no matches for pattern(s): " + " ".join(repr(p) for p in patterns)
+            if _flag(expander, "SubmitFailEmptyMatches", False):
+                raise SubmitError(what, source=src, line=stmt.line)
+            if _flag(expander, "SubmitWarnEmptyMatches", False):
+                self.build_warnings.append(f"{self._where(stmt.line)}: {what}")
+        return found
+
+    def _where(self, line: int) -> str:
+        """``file:line`` of a statement, for a warning."""
+        source, real = self.origins.get(line, (self.filename, line))
+        return source if real is None else f"{source}:{real}"
+
     def _translator(self, table: Mapping[str, Setting], vars_: Mapping[str, str], ctx: JobContext,
                     fixed: dict[str, tuple[str, int]]) -> Translator:
         """A translator for one job; ``fixed`` caches the expansions that are the same for every job."""
@@ -218,6 +263,13 @@ class SubmitDescription:
                     for s in table.values() if _is_extra_request(s.key)]
 
         return Translator(get, ctx, src, custom, extra)
+
+
+def _flag(expander: Expander, name: str, default: bool) -> bool:
+    """A true/false submit variable such as ``SubmitFailEmptyMatches``."""
+    value = expander.lookup(name)
+    got = bool_value(expander.expand(value)) if value is not None else None
+    return default if got is None else got
 
 
 def _is_extra_request(key: str) -> bool:
@@ -260,14 +312,9 @@ def _dynamic(table: Mapping[str, Setting], queue_vars: set[str]) -> set[str]:
 def _command_output(command: str, cwd: str, source: str, line: int) -> str:
     """Standard output of ``queue ... from command |``, run by the shell in the submit directory."""
     try:
-        done = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, check=False)
-    except OSError as err:
-        raise SubmitError(f"queue from {command!r} |: cannot run the command: {err.strerror}",
-                          source=source, line=line) from err
-    if done.returncode != 0:
-        detail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-        raise SubmitError(f"queue from {command!r} |: the command failed: {detail[0]}", source=source, line=line)
-    return done.stdout
+        return run_command(command, cwd)
+    except SourceError as err:
+        raise SubmitError(f"queue from {command!r} |: {err}", source=source, line=line) from None
 
 
 def _split(ads: list[dict[str, str]]) -> tuple[dict[str, str], list[dict[str, str]]]:
@@ -287,44 +334,47 @@ def _split(ads: list[dict[str, str]]) -> tuple[dict[str, str], list[dict[str, st
 
 
 def parse_submit(text: str, filename: str = "<submit>", *, append: Sequence[str] = (),
-                 queue: str | None = None) -> SubmitDescription:
-    """Parse submit-file text; raise SubmitError naming the line of the first problem.
+                 queue: str | None = None, submit_dir: str | None = None,
+                 templates: TemplateSet | None = None, sources: Sources | None = None,
+                 env: Mapping[str, str] | None = None, path: str | None = None) -> SubmitDescription:
+    """Parse submit-file text; raise SubmitError naming the file and line of the first problem.
 
-    ``append`` lines (condor_submit's ``-a``) go just before the first queue statement;
-    ``queue`` (``-queue``) replaces the file's queue statements.  Their errors name
-    ``-append`` / ``-queue`` instead of the file.
+    ``include`` reads through ``sources`` (default: this machine's files and commands, relative
+    names against ``submit_dir``, default the working directory; ``path`` is where the file itself
+    is, when ``filename`` does not say, so that including it again is found); ``use`` finds ``templates``
+    (default: the built-in ones only; the CLI passes ``TemplateSet.from_config``).  ``append``
+    lines (condor_submit's ``-a``) go just before the first queue statement; ``queue``
+    (``-queue``) replaces the file's queue statements.  Their errors name ``-append:N`` /
+    ``-queue`` instead of the file, and errors in an included file name that file and line.
     """
-    parsed = parse_file(text, filename)
-    base = len(text.splitlines())
+    reader = Reader(filename, sources=sources or LocalSources(submit_dir or os.getcwd()),
+                    templates=templates or TemplateSet(), env=os.environ if env is None else env, path=path)
+    reader.read(text, filename)
+    parsed = reader.parsed
     if append:
-        extra = parse_file("\n".join(append), "-append")
-        if any(isinstance(s, QueueStatement) for s in extra.statements):
+        first = len(parsed.statements)
+        reader.read("\n".join(append), "-append")
+        moved = parsed.statements[first:]
+        del parsed.statements[first:]
+        if any(isinstance(s, QueueStatement) for s in moved):
             raise SubmitError("a queue statement cannot be appended; use -queue", source="-append")
-        # Appended lines are numbered after the file's so an error can be traced back to them.
-        moved = [Setting(s.name, s.value, s.line + base) for s in extra.statements if isinstance(s, Setting)]
         at = next((i for i, s in enumerate(parsed.statements) if isinstance(s, QueueStatement)),
                   len(parsed.statements))
         parsed.statements[at:at] = moved
     if queue is not None:
-        try:
-            stmt = parse_queue(queue, base + len(append) + 1, "-queue")
-        except SubmitError as err:
-            raise SubmitError(err.message, source="-queue") from err
+        stmt = read_queue(reader, queue, "-queue")
         parsed.statements = [s for s in parsed.statements if not isinstance(s, QueueStatement)] + [stmt]
-    with _appended_lines(base, len(append)):
-        return SubmitDescription(parsed, appended_after=base, appended=len(append))
+    return SubmitDescription(parsed)
 
 
 @contextlib.contextmanager
-def _appended_lines(base: int, count: int) -> Iterator[None]:
-    """Point an error on a line past the file's end at the -append / -queue argument it came from."""
+def located(filename: str, origins: Mapping[int, tuple[str, int | None]]) -> Iterator[None]:
+    """Point an error on a statement read from elsewhere (an included file, ``-append``...) at
+    that source and line instead of the top file."""
     try:
         yield
     except SubmitError as err:
-        if err.line is None or err.line <= base or err.source in ("-append", "-queue"):
+        where = origins.get(err.line) if err.source == filename and err.line is not None else None
+        if where is None:
             raise
-        # Past the file's end: an appended line, else the -queue statement.
-        offset = err.line - base
-        if offset <= count:
-            raise SubmitError(err.message, source="-append", line=offset) from err
-        raise SubmitError(err.message, source="-queue") from err
+        raise SubmitError(err.message, source=where[0], line=where[1]) from err

@@ -1,8 +1,9 @@
-"""Turns submit-file text into an ordered list of statements.
+"""The statements of a submit description: settings and queue statements, and their syntax.
 
 Settings and queue statements are kept in file order because each ``queue`` uses the
 settings written above it; macro expansion is deferred to job-building time so that
-``$(Process)``, ``$(Item)`` and friends see per-job values.
+``$(Process)``, ``$(Item)`` and friends see per-job values.  ``htcd.submit.reader`` walks
+the lines (and ``include``, ``if``, ``use``...) and builds the statements with these pieces.
 """
 
 from __future__ import annotations
@@ -43,10 +44,22 @@ class QueueStatement:
 
 @dataclass
 class ParsedFile:
-    """All statements of one submit file, in order."""
+    """All statements of one submit description, in order, with where each came from.
+
+    A statement of the top file carries its own line number.  One read from elsewhere (an
+    included file, a command's output, ``-append``, ``-queue``) carries a number past
+    ``VIRTUAL_LINE`` that ``origins`` maps to its (source, line), so every later error can
+    still name the right file and line.
+    """
 
     filename: str
     statements: list[Setting | QueueStatement] = field(default_factory=list)
+    origins: dict[int, tuple[str, int | None]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+#: Statement lines from this number up stand for a line of another source (``ParsedFile.origins``).
+VIRTUAL_LINE = 1 << 30
 
 
 _ASSIGN = re.compile(r"^(?P<name>[+]?[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*(?P<value>.*)$", re.DOTALL)
@@ -55,7 +68,7 @@ _KEYWORD = re.compile(r"(?<!\S)(in|matching|from)(?=\s|\(|$)", re.IGNORECASE)
 _SLICE = re.compile(r"^\s*(\[[^\]]*\])\s*")
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
+def logical_lines(text: str) -> list[tuple[int, str]]:
     """Join backslash continuations; return (first physical line number, text) pairs."""
     out: list[tuple[int, str]] = []
     buf: list[str] = []
@@ -81,48 +94,36 @@ def _split_words(text: str) -> list[str]:
     return [w for w in re.split(r"[\s,]+", text.strip()) if w]
 
 
-def parse_file(text: str, filename: str) -> ParsedFile:
-    """Parse the text into settings and queue statements; raise SubmitError on bad syntax."""
-    parsed = ParsedFile(filename)
-    lines = _logical_lines(text)
-    i = 0
+def queue_rest(lines: list[tuple[int, str]], i: int, rest: str, line: int, filename: str) -> tuple[str, int]:
+    """What follows ``queue`` on ``lines[i - 1]``, with an item list opened by ``(`` and not closed
+    on that line extended up to a line starting with ``)``; returns it and the next line's index."""
+    if not (rest.endswith("(") or rest.count("(") > rest.count(")")):
+        return rest, i
+    body: list[str] = []
     while i < len(lines):
-        num, line = lines[i]
+        _, nxt = lines[i]
         i += 1
-        if not line:
-            continue
-        qm = _QUEUE.match(line)
-        if qm and not re.match(r"^queue\s*=", line, re.IGNORECASE):
-            rest = qm.group("rest").strip()
-            # A list opened with "(" but not closed on this line runs until a line ")".
-            if rest.endswith("(") or (rest.count("(") > rest.count(")")):
-                body: list[str] = []
-                closed = False
-                while i < len(lines):
-                    _, nxt = lines[i]
-                    i += 1
-                    if nxt.startswith(")"):
-                        closed = True
-                        break
-                    body.append(nxt)
-                if not closed:
-                    raise SubmitError("queue statement: no closing ')' for the item list",
-                                      source=filename, line=num)
-                rest = rest + "\n" + "\n".join(body) + "\n)"
-            parsed.statements.append(parse_queue(rest, num, filename))
-            continue
-        am = _ASSIGN.match(line)
-        if am:
-            name = am.group("name")
-            if name.lower().startswith("my.") and len(name) > 3:
-                name = "+" + name[3:]
-            parsed.statements.append(Setting(name, am.group("value").strip(), num))
-            continue
-        word = line.split()[0]
-        raise SubmitError(f"cannot parse line {line!r}: expected 'name = value' or a queue statement"
-                          + (f" (unknown statement {word!r})" if word else ""),
-                          source=filename, line=num)
-    return parsed
+        if nxt.startswith(")"):
+            return rest + "\n" + "\n".join(body) + "\n)", i
+        body.append(nxt)
+    raise SubmitError("queue statement: no closing ')' for the item list", source=filename, line=line)
+
+
+def is_queue(line: str) -> re.Match[str] | None:
+    """The match of a queue statement (``queue = x`` is a variable, not one)."""
+    qm = _QUEUE.match(line)
+    return qm if qm and not re.match(r"^queue\s*=", line, re.IGNORECASE) else None
+
+
+def assignment(line: str) -> Setting | None:
+    """``name = value`` (``MY.x`` spelled ``+x``) with line 0, or None when the line is not one."""
+    am = _ASSIGN.match(line)
+    if am is None:
+        return None
+    name = am.group("name")
+    if name.lower().startswith("my.") and len(name) > 3:
+        name = "+" + name[3:]
+    return Setting(name, am.group("value").strip(), 0)
 
 
 def _paren_body(text: str, what: str, line: int, filename: str) -> str:

@@ -125,9 +125,102 @@ CASES: dict[str, str] = {
                      "log = logs/$(Cluster).log\nrequest_cpus = 2\nrequest_memory = 4 GB\nrequest_disk = 1G\n"
                      "should_transfer_files = YES\nwhen_to_transfer_output = ON_EXIT\n"
                      "transfer_input_files = in.txt\n+Project = \"genomics\"\nqueue 2 in (s1, s2)\n",
+    # request values that need no slot clause (condor_submit leaves Cpus <= 1, Memory <= 1, Disk 0 out)
+    "request_cpus_one": E + "request_cpus = 1\nqueue\n",
+    "request_small": E + "request_memory = 1\nrequest_disk = 0\nrequest_cpus = 0\nqueue\n",
+    "request_small_expr": E + "request_memory = 0 + 0\nrequest_cpus = 1 + 0\nqueue\n",
+    # include (files written by FILES; relative names are relative to the submit directory)
+    "include_file": E + "include : common.sub\nqueue\n",
+    "include_nested": E + "include : parts/outer.sub\narguments = $(inner) $(outer)\nqueue\n",
+    "include_spaces_case": E + "INCLUDE:common.sub\nqueue\n",
+    "include_override": E + "include : common.sub\nrequest_memory = 3G\nqueue\n",
+    "include_command_pipe": E + "include : ./cmds.sh |\nqueue\n",
+    "include_command_kw": E + "include command : echo request_cpus = 3\nqueue\n",
+    "include_ifexist": E + "include ifexist : no-such.sub\narguments = still\nqueue\n",
+    "include_macro_name": E + "part = common\ninclude : $(part).sub\nqueue\n",
+    # if / elif / else / endif
+    "if_defined": E + "X = 3\nif defined X\n  arguments = -n $(X)\nelse\n  arguments = -n 1 -debug\nendif\nqueue\n",
+    "if_undefined": E + "if defined X\n  arguments = -n $(X)\nelse\n  arguments = -n 1 -debug\nendif\nqueue\n",
+    "if_defined_empty": E + "X =\nif defined X\n  arguments = yes\nelse\n  arguments = no\nendif\nqueue\n",
+    "if_not_defined": E + "if ! defined X\n  arguments = none\nendif\nqueue\n",
+    "if_elif": E + "mode = b\nA = false\nB = true\nif $(A)\n  arguments = a\nelif $(B)\n  arguments = b\n"
+                   "elif true\n  arguments = late\nelse\n  arguments = c\nendif\nqueue\n",
+    "if_version": E + "if version >= 24.0\n  +New = true\nelif version >= 9.0\n  +New = false\nendif\n"
+                      "if version < 8.0\n  +Old = true\nendif\nqueue\n",
+    "if_macro_bool": E + "use_big = yes\nif $(use_big)\n  request_memory = 4G\nendif\nqueue\n",
+    "if_macro_number": E + "n = 0\nif $(n)\n  arguments = nonzero\nelse\n  arguments = zero\nendif\nqueue\n",
+    "if_macro_empty": E + "if $(nothing)\n  arguments = set\nelse\n  arguments = unset\nendif\nqueue\n",
+    "if_nested": E + "a = 1\nif defined a\n  if defined b\n    arguments = ab\n  else\n    arguments = a\n  endif\n"
+                     "  +InA = true\nelse\n  if true\n    arguments = never\n  endif\nendif\nqueue\n",
+    "if_queue_inside": E + "many = 1\narguments = $(Process)\nif defined many\n  queue 3\nelse\n  queue 1\nendif\n",
+    "if_env": E + "if defined HOME\n  arguments = var\nelse\n  arguments = $ENV(HOME:none)\nendif\nqueue\n",
+    # templates (SUBMIT_TEMPLATE_<Name> in CONFIG) and the built-in STRICT ones
+    "template_plain": E + "use template : Big\nqueue\n",
+    "template_args": E + "use template : Big(1G, 8)\nqueue\n",
+    "template_case": E + "USE Template : big(3G)\nqueue\n",
+    "template_arg_forms": E + "use template : Args(a, b c, d)\nqueue\n",
+    "template_two": E + "use template : Big, Args(x)\nqueue\n",
+    "template_config_macros": E + "bar = B\nuse template : Macros(a1)\nqueue 2\n",
+    "template_then_override": E + "use template : Big\nrequest_cpus = 2\nqueue\n",
+    "template_strict": E + "use STRICT : TRUE\narguments = $(f)\nqueue f matching files (data/*.dat)\n",
+    # JOB_DEFAULT_* from the configuration fill what the submit file leaves unset
+    "job_default_all": E + "queue\n",
+    "job_default_units_exprs": E + "queue\n",
+    "job_default_overridden": E + "request_memory = 1G\nrequest_cpus = 3\nrequest_disk = 5\nnotification = never\n"
+                                  "job_lease_duration = 60\nqueue\n",
+    "job_default_scheduler": "universe = scheduler\n" + E + "queue\n",
+    "job_default_cpus_one": E + "queue\n",
+    "job_default_zero": E + "queue\n",
+    # all of it together
+    "statements_combined": E + "include : common.sub\nif defined big\n  use template : Big(8G)\nelse\n"
+                               "  use template : Big\nendif\narguments = $(Item)\nqueue in (p, q)\n",
 }
+
+TEMPLATES = """SUBMIT_TEMPLATE_NAMES = Big, Args Macros
+SUBMIT_TEMPLATE_Big @=tpl
+  request_memory = $(1:2G)
+  request_cpus = $(2:4)
+  +Big = true
+@tpl
+SUBMIT_TEMPLATE_Args @=tpl
+  if ! $(1?)
+    error : Args needs an argument
+  endif
+  arguments = $(0) / $(1) / $(2) / $(2+) / $(0#) / $(3?)
+@tpl
+SUBMIT_TEMPLATE_Macros @=tpl
+  arguments = $(FOO) $(Process) $(bar) $(1) $(NOPE:dd)
+  +Where = "$(FOO)"
+@tpl
+FOO = fromconfig
+"""
 
 CONFIG: dict[str, str] = {
     "submit_attrs": "Site = \"cern\"\nPool = 3\nSUBMIT_ATTRS = Site Pool\n",
     "submit_attrs_override": "Site = \"cern\"\nSUBMIT_EXPRS = Site\n",
+    **{name: TEMPLATES for name in CASES if name.startswith("template_") or name == "statements_combined"},
+    "job_default_all": "JOB_DEFAULT_REQUESTMEMORY = 256\nJOB_DEFAULT_REQUESTDISK = 2048\nJOB_DEFAULT_REQUESTCPUS = 2\n"
+                       "JOB_DEFAULT_NOTIFICATION = ERROR\nJOB_DEFAULT_LEASE_DURATION = 600\n",
+    "job_default_units_exprs": "JOB_DEFAULT_REQUESTMEMORY = 1G\nJOB_DEFAULT_REQUESTDISK = 3 * 1024\n"
+                               "JOB_DEFAULT_REQUESTCPUS = 1 + 1\nJOB_DEFAULT_NOTIFICATION = complete\n"
+                               "JOB_DEFAULT_LEASE_DURATION = 2 * 60\n",
+    "job_default_overridden": "JOB_DEFAULT_REQUESTMEMORY = 256\nJOB_DEFAULT_REQUESTDISK = 2048\n"
+                              "JOB_DEFAULT_REQUESTCPUS = 2\nJOB_DEFAULT_NOTIFICATION = ERROR\n"
+                              "JOB_DEFAULT_LEASE_DURATION = 600\n",
+    "job_default_scheduler": "JOB_DEFAULT_LEASE_DURATION = 600\nJOB_DEFAULT_NOTIFICATION = always\n",
+    "job_default_cpus_one": "JOB_DEFAULT_REQUESTCPUS = 1\nJOB_DEFAULT_REQUESTMEMORY = 2GB\nJOB_DEFAULT_REQUESTDISK = 1G\n",
+    "job_default_zero": "JOB_DEFAULT_REQUESTMEMORY = 0\nJOB_DEFAULT_REQUESTDISK = 0\nJOB_DEFAULT_LEASE_DURATION = 0\n",
+    "statements_combined": TEMPLATES + "JOB_DEFAULT_NOTIFICATION = error\n",
+}
+
+# Extra files a case's directory holds (path -> text; a name ending in .sh is made executable).
+FILES: dict[str, dict[str, str]] = {
+    "include_file": {"common.sub": "arguments = from include\nrequest_memory = 2G\n+FromInclude = true\n"},
+    "include_nested": {"parts/outer.sub": "outer = o\ninclude : parts/inner.sub\n",
+                       "parts/inner.sub": "inner = i\n"},
+    "include_spaces_case": {"common.sub": "arguments = upper\n"},
+    "include_override": {"common.sub": "request_memory = 2G\n"},
+    "include_command_pipe": {"cmds.sh": "#!/bin/sh\necho 'arguments = generated'\necho '+Gen = 1'\n"},
+    "include_macro_name": {"common.sub": "arguments = named by a macro\n"},
+    "statements_combined": {"common.sub": "big = yes\n+Shared = \"yes\"\n"},
 }

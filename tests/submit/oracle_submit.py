@@ -2,7 +2,9 @@
 
 Reads a JSON list of ``{"path", "config", "env", "cluster", "qdate"}`` on stdin and prints a JSON list
 with, per case, either ``{"ads": [{attr: expression text}]}`` or ``{"error": message}``.
-It changes into each submit file's directory because HTCondor resolves relative paths there.
+It changes into each submit file's directory because HTCondor resolves relative paths (and
+``include`` names) there.  The bindings read ``SUBMIT_TEMPLATE_*`` only the first time a Submit is
+made in a process, so the caller runs one process per template configuration.
 """
 
 from __future__ import annotations

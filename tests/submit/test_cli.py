@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pooltools import wait_for
 
 from htcd.classad import parse_old_ads
 from htcd.cli.main import main as htcd_main
@@ -106,3 +107,96 @@ def test_nothing_reaches_the_queue_when_one_proc_fails(make_pool) -> None:
     assert pool.job_attr(f"{cluster}.1", "Tag") == "1"
     verbose = pool.htcd("submit", "-verbose", "good.sub").stdout
     assert "2 job(s) submitted to cluster" in verbose and verbose.count("MyType = \"Job\"") == 2
+
+
+TEMPLATE_CONFIG = """SUBMIT_TEMPLATE_NAMES = Small
+SUBMIT_TEMPLATE_Small @=end
+  if ! $(1?)
+    error : Small needs a tag - Small(tag[, memory])
+  endif
+  request_memory = $(2:64)
+  +Tag = "$(1)"
+@end
+JOB_DEFAULT_NOTIFICATION = error
+"""
+
+
+def test_include_if_and_template_through_the_cli(subdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (subdir / "config").write_text("FILESYSTEM_DOMAIN = example.org\n" + TEMPLATE_CONFIG)
+    (subdir / "parts").mkdir()
+    (subdir / "parts" / "common.sub").write_text("executable = run.sh\nmode = fast\n")
+    (subdir / "job.sub").write_text("include : parts/common.sub\nif $(mode) == fast\nendif\n")
+    assert htcd_main(["submit", "-dump", str(subdir / "ads"), str(subdir / "job.sub")]) == 1
+    assert "job.sub:2: $(mode) == fast is not a valid if condition" in capsys.readouterr().err
+    (subdir / "job.sub").write_text("include : parts/common.sub\nif defined mode\n  use template : Small(t1)\n"
+                                    "else\n  use template : Small(t2, 1G)\nendif\nwarning : from $(mode)\nqueue 2\n")
+    assert htcd_main(["submit", "-dry-run", str(subdir / "ads"), str(subdir / "job.sub")]) == 0
+    ads = _ads(subdir / "ads")
+    assert [a.get_value("Tag") for a in ads] == ["t1", "t1"]
+    assert [a.get_value("RequestMemory") for a in ads] == [64, 64]
+    assert [a.get_value("JobNotification") for a in ads] == [3, 3]
+    out = capsys.readouterr()
+    assert "2 job(s) dry-run to cluster 1." in out.out
+    assert f"WARNING: {subdir / 'job.sub'}:7: from fast" in out.err
+
+
+@pytest.mark.parametrize(("files", "where", "reason"), [
+    ({"job.sub": "executable = run.sh\ninclude : inc/a.sub\nqueue\n", "inc/a.sub": "\nrequest_disk = 1 ZB\n"},
+     "inc/a.sub:2:", "bad unit"),
+    ({"job.sub": "executable = run.sh\nif true\nqueue\n"}, "job.sub:2:", "has no endif"),
+    ({"job.sub": "executable = run.sh\ninclude : ./gen.sh |\nqueue\n",
+      "gen.sh": "#!/bin/sh\necho 'cannot reach the database' >&2\nexit 3\n"},
+     "job.sub:2:", "include command './gen.sh': the command failed: cannot reach the database"),
+])
+def test_statement_errors_name_file_and_line_without_traceback(subdir: Path, files: dict[str, str], where: str,
+                                                               reason: str) -> None:
+    for rel, text in files.items():
+        (subdir / rel).parent.mkdir(exist_ok=True)
+        (subdir / rel).write_text(text)
+        (subdir / rel).chmod(0o755)
+    proc = subprocess.run([sys.executable, "-m", "htcd", "submit", "-dump", str(subdir / "ads"), "job.sub"],
+                          cwd=subdir, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert where in proc.stderr and reason in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (subdir / "ads").exists()
+
+
+def test_a_job_using_include_if_and_a_template_runs(make_pool) -> None:
+    """Bad submit files leave the queue empty; the good one's job runs to completion with what the
+    included file, the taken branch and the configured template said."""
+    pool = make_pool(config_text=TEMPLATE_CONFIG)
+    jobs = pool.jobs_dir
+    (jobs / "run.sh").write_text("#!/bin/sh\necho \"ran with $1\"\n")
+    (jobs / "run.sh").chmod(0o755)
+    (jobs / "site").mkdir()
+    (jobs / "site" / "common.sub").write_text("executable = run.sh\nlog = job.log\noutput = out.$(Process)\n"
+                                              "include : site/flavour.sub\n")
+    (jobs / "site" / "flavour.sub").write_text("flavour = vanilla\n")
+    bad = {
+        "missing.sub": ("include : site/nothere.sub\nqueue\n", "missing.sub:1:", "cannot read the file"),
+        "unbalanced.sub": ("include : site/common.sub\nif defined flavour\nqueue\n", "unbalanced.sub:2:", "no endif"),
+        "else.sub": ("include : site/common.sub\nif true\nelse\nelse\nendif\nqueue\n", "else.sub:4:", "else after else"),
+        "notemplate.sub": ("include : site/common.sub\nuse template : Large\nqueue\n", "notemplate.sub:2:",
+                           "unknown TEMPLATE template Large; known: Small"),
+        "noarg.sub": ("include : site/common.sub\nuse template : Small\nqueue\n", "noarg.sub:2:",
+                      "Small needs a tag"),
+        "loop.sub": ("include : loop.sub\nqueue\n", "loop.sub:1:", "include each other"),
+        "command.sub": ("include : false |\nqueue 3\n", "command.sub:1:", "the command failed"),
+    }
+    for name, (text, where, reason) in bad.items():
+        (jobs / name).write_text(text)
+        proc = pool.htcd("submit", name, check=False)
+        assert proc.returncode == 1 and where in proc.stderr and reason in proc.stderr, (name, proc.stderr)
+        assert "Traceback" not in proc.stderr
+    assert pool.job_ids() == [], "a refused submit file submits nothing"
+
+    cluster = pool.submit("include : site/common.sub\nif defined flavour\n  use template : Small(from-$(flavour))\n"
+                          "  arguments = $(flavour)\nelse\n  arguments = wrong\nendif\nqueue\n", "good.sub")
+    log = jobs / "job.log"
+    wait_for(lambda: "005 (" in (log.read_text() if log.exists() else ""), 60, "the terminated event")
+    assert (jobs / "out.0").read_text() == "ran with vanilla\n"
+    wait_for(lambda: pool.job_ids() == [], 30, "the job to leave the queue")
+    history = (pool.local / "spool" / "history").read_text()
+    assert f"ClusterId = {cluster}" in history
+    assert 'Tag = "from-vanilla"' in history and "RequestMemory = 64" in history
+    assert "JobNotification = 3" in history, "JOB_DEFAULT_NOTIFICATION from the pool's configuration"

@@ -1,5 +1,10 @@
 """``htcd submit -dump`` against HTCondor 24's own submit code (``htcondor.Submit.jobs``).
 
+The cases include ``include`` (files and command output), ``if``/``elif``/``else``, ``use
+template`` with ``SUBMIT_TEMPLATE_*`` and ``JOB_DEFAULT_*`` configuration: the bindings' Submit
+reads all of these as condor_submit does (relative include names against the working
+directory, which the oracle sets to the submit file's directory, as htcd's submit directory).
+
 The oracle runs in a subprocess with the 24.x wheel from ``.venv/htcondor24`` on PYTHONPATH
 (the 25.x wheel in the venv no longer builds job ads without a schedd).  Every attribute of
 every proc must be equal, apart from the deliberate differences in ``IGNORED`` (see
@@ -20,7 +25,7 @@ from htcd.classad import parse_expr, parse_old_ads
 from htcd.cli.main import main as htcd_main
 
 sys.path.insert(0, str(Path(__file__).parent))
-from diff_cases import BASE_CONFIG, CASES, CONFIG  # noqa: E402
+from diff_cases import BASE_CONFIG, CASES, CONFIG, FILES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE_PATH = ROOT / ".venv" / "htcondor24"
@@ -51,6 +56,19 @@ def _support_files(d: Path) -> None:
     (d / "gen.sh").chmod(0o755)
 
 
+def case_files(d: Path, name: str) -> Path:
+    """Fill ``d`` with what case ``name`` needs; return its configuration file."""
+    _support_files(d)
+    for rel, content in FILES.get(name, {}).items():
+        (d / rel).parent.mkdir(parents=True, exist_ok=True)
+        (d / rel).write_text(content)
+        if rel.endswith(".sh"):
+            (d / rel).chmod(0o755)
+    cfg = d / "condor_config"
+    cfg.write_text(BASE_CONFIG + CONFIG.get(name, ""))
+    return cfg
+
+
 def _normal(text: str) -> str:
     """One spelling per expression, so formatting differences do not count."""
     return str(parse_expr(text))
@@ -61,25 +79,26 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[object,
     if not (ORACLE_PATH / "htcondor").is_dir():
         pytest.skip(f"HTCondor 24 bindings not installed in {ORACLE_PATH} (run `make .venv/.dev`)")
     base = tmp_path_factory.mktemp("diff")
-    requests, ours = [], {}
+    # The bindings read SUBMIT_TEMPLATE_* once per process: one oracle run per template configuration.
+    requests: dict[str, list[dict[str, object]]] = {}
+    ours = {}
     saved = {k: os.environ.get(k) for k in ("HTCD_CONFIG", "CONDOR_CONFIG")}
     try:
         for name, text in CASES.items():
             d = base / name
             d.mkdir()
-            _support_files(d)
+            cfg = case_files(d, name)
             sub = d / "job.sub"
             sub.write_text(text)
-            cfg = d / "condor_config"
-            cfg.write_text(BASE_CONFIG + CONFIG.get(name, ""))
             os.environ["HTCD_CONFIG"] = os.environ["CONDOR_CONFIG"] = str(cfg)
             dump = d / "ads.txt"
             rc = htcd_main(["submit", "-dump", str(dump), str(sub)])
             ads = parse_old_ads(dump.read_text()) if rc == 0 else []
             qdate = int(ads[0].get_value("QDate")) if ads else 1000
             ours[name] = ads
-            requests.append({"path": str(sub), "config": str(cfg), "env": dict(os.environ), "cluster": 1,
-                             "qdate": qdate})
+            group = CONFIG.get(name, "") if "SUBMIT_TEMPLATE_NAMES" in CONFIG.get(name, "") else ""
+            requests.setdefault(group, []).append({"name": name, "path": str(sub), "config": str(cfg),
+                                                   "env": dict(os.environ), "cluster": 1, "qdate": qdate})
     finally:
         for k, v in saved.items():
             if v is None:
@@ -87,10 +106,12 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[object,
             else:
                 os.environ[k] = v
     env = {**os.environ, "PYTHONPATH": str(ORACLE_PATH)}
-    proc = subprocess.run([sys.executable, str(ORACLE)], input=json.dumps(requests), env=env,
-                          capture_output=True, text=True, timeout=300, check=True)
-    theirs = json.loads(proc.stdout)
-    return {name: (ours[name], theirs[i]) for i, name in enumerate(CASES)}
+    theirs: dict[str, object] = {}
+    for group in requests.values():
+        proc = subprocess.run([sys.executable, str(ORACLE)], input=json.dumps(group), env=env,
+                              capture_output=True, text=True, timeout=300, check=True)
+        theirs.update((req["name"], answer) for req, answer in zip(group, json.loads(proc.stdout), strict=True))
+    return {name: (ours[name], theirs[name]) for name in CASES}
 
 
 def test_enough_cases() -> None:

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from htcd.config import load
 from htcd.submit import parse_submit
 from htcd.submit.commands import SECTIONS, Plan
+from htcd.submit.templates import TemplateSet
 
 sys.path.insert(0, str(Path(__file__).parent))
 from diff_cases import CASES  # noqa: E402
-from test_differential import _support_files  # noqa: E402
+from test_differential import case_files  # noqa: E402
 
 EXTRA = {
     "output_varies_to_devnull": "executable = run.sh\noutput = $(o)\nqueue o in (/dev/null, out.txt, /dev/null)\n",
@@ -25,7 +27,7 @@ EXTRA = {
 
 @pytest.mark.parametrize("name", [*CASES, *EXTRA])
 def test_partial_rebuild_equals_full_build(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _support_files(tmp_path)
+    cfg = load("SUBMIT", env={"HTCD_CONFIG": str(case_files(tmp_path, name))})
     text = CASES.get(name) or EXTRA[name]
     if "RANDOM" in text:
         pytest.skip("random values differ between two builds")
@@ -33,8 +35,9 @@ def test_partial_rebuild_equals_full_build(name: str, tmp_path: Path, monkeypatc
         text = text.replace("$INT(b:1)", "$INT(Process)")
 
     def build() -> tuple[dict[str, str], list[dict[str, str]]]:
-        return parse_submit(text, "job.sub").make_jobs(3, submit_dir=str(tmp_path), owner="u", qdate=9,
-                                                     env={"HOME": "/h"})
+        desc = parse_submit(text, "job.sub", submit_dir=str(tmp_path), templates=TemplateSet.from_config(cfg))
+        return desc.make_jobs(3, submit_dir=str(tmp_path), owner="u", qdate=9, env={"HOME": "/h"},
+                              config_get=cfg.get)
 
     fast = build()
     with monkeypatch.context() as m:
