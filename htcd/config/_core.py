@@ -470,7 +470,10 @@ class _Parser:
         return parent and frame[1]
 
     def _condition(self, text: str, source: str, line: int) -> bool:
-        """``[!] defined NAME``, ``[!] version OP x.y.z``, or one boolean/number."""
+        """``[!] defined NAME``, ``[!] version OP x.y.z``, or one boolean/number; a condition
+        that expands to nothing (``if $(UNSET)``) is false, as in HTCondor."""
+        if not text.strip():
+            raise ConfigError("if without a condition", source=source, line=line)
         try:
             t = self.cfg.expand(text).strip()
         except ConfigError as err:
@@ -481,7 +484,7 @@ class _Parser:
             t = t[1:].strip()
         words = t.split()
         if not words:
-            raise ConfigError("if without a condition", source=source, line=line)
+            return negate
         head = words[0].lower()
         if head == "defined" and len(words) == 2:
             result = self.cfg.is_defined(words[1])
