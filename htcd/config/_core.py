@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 
+from htcd.config import conditionals
 from htcd.config._expand import Arith, ConfigError, expand, find_close, split_top
 from htcd.config._table import COMPUTED, table
 
 #: The HTCondor release whose config language this follows; ``if version`` compares with it.
-COMPAT_VERSION = (25, 14, 1)
 MAX_INCLUDE_DEPTH = 20
 EMBEDDED = "<embedded default>"
 PARAM_TABLE = "<param table>"
@@ -33,10 +33,6 @@ COLLECTOR_HOST = $(CONDOR_HOST):0
 LOCAL_DIR = $ENV(XDG_STATE_HOME:$ENV(HOME)/.local/state)/htcd
 """
 
-#: What an ``if`` may test, for the error of one that HTCondor's language does not allow.
-_SUPPORTED_IF = (" (an if tests one of: true/false/yes/no, a number (non-zero is true), 'defined NAME', "
-                 "'version OP x.y[.z]' with OP one of >= <= == != > <; each may be negated with '!'; "
-                 "for arithmetic, compute a knob with $INT(...) and test that)")
 _TRUE = {"true", "yes", "t", "y", "1", "on"}
 _FALSE = {"false", "no", "f", "n", "0", "off"}
 
@@ -447,66 +443,7 @@ class _Parser:
 
     def _conditional(self, kw: str, rest: str, stack: list[list], active: bool, source: str,
                      line: int) -> bool:
-        if kw == "if":
-            cond = self._condition(rest, source, line) if active else False
-            stack.append([active, cond, cond, False, line])
-            return active and cond
-        if not stack:
-            raise ConfigError(f"{kw} without matching if", source=source, line=line)
-        frame = stack[-1]
-        parent = frame[0]
-        if kw == "endif":
-            stack.pop()
-            return parent
-        if frame[3]:
-            raise ConfigError(f"{kw} after else", source=source, line=line)
-        if kw == "else":
-            frame[3] = True
-            frame[1] = not frame[2]
-        else:  # elif
-            cond = (not frame[2]) and parent and self._condition(rest, source, line)
-            frame[1] = cond
-            frame[2] = frame[2] or cond
-        return parent and frame[1]
-
-    def _condition(self, text: str, source: str, line: int) -> bool:
-        """``[!] defined NAME``, ``[!] version OP x.y.z``, or one boolean/number; a condition
-        that expands to nothing (``if $(UNSET)``) is false, as in HTCondor."""
-        if not text.strip():
-            raise ConfigError("if without a condition", source=source, line=line)
-        try:
-            t = self.cfg.expand(text).strip()
-        except ConfigError as err:
-            raise ConfigError(err.message, source=source, line=line) from None
-        negate = False
-        while t.startswith("!"):
-            negate = not negate
-            t = t[1:].strip()
-        words = t.split()
-        if not words:
-            return negate
-        head = words[0].lower()
-        if head == "defined" and len(words) == 2:
-            result = self.cfg.is_defined(words[1])
-        elif head == "version":
-            result = _version_test(t[len("version"):], source, line)
-        elif len(words) == 1:
-            w = head
-            if w in ("true", "yes"):
-                result = True
-            elif w in ("false", "no"):
-                result = False
-            else:
-                try:
-                    result = float(w) != 0
-                except ValueError:
-                    raise ConfigError(f"{text.strip()} is not a valid if condition: not a boolean, "
-                                      f"number, 'defined NAME' or 'version OP x.y'{_SUPPORTED_IF}",
-                                      source=source, line=line) from None
-        else:
-            raise ConfigError(f"{text.strip()} is not a valid if condition: complex conditionals "
-                              f"are not supported{_SUPPORTED_IF}", source=source, line=line)
-        return result != negate
+        return conditionals.step(self.cfg, kw, rest, stack, active, source, line)
 
     def _include(self, rest: str, source: str, line: int) -> None:
         head, sep, target = rest.partition(":")
@@ -570,7 +507,7 @@ class _Parser:
                 tname = item
             tname = tname.strip()
             text = _template(cat, tname, source, line)
-            self.parse_text(_apply_args(text, args), source, fixed_line=line)
+            self.parse_text(apply_template_args(text, args), source, fixed_line=line)
 
 
 def _first_word(line: str) -> tuple[str, str]:
@@ -590,25 +527,6 @@ def _assignment(line: str) -> tuple[str | None, str | None, str]:
     if rest.startswith("=") or rest.startswith(":"):
         return name, rest[0], rest[1:]
     return None, None, ""
-
-
-def _version_test(text: str, source: str, line: int) -> bool:
-    t = text.strip()
-    for op in (">=", "<=", "==", "!=", ">", "<"):
-        if t.startswith(op):
-            ver = t[len(op):].strip()
-            break
-    else:
-        raise ConfigError(f"version test needs an operator (>=, <=, ==, !=, >, <): version {t}",
-                          source=source, line=line)
-    try:
-        parts = tuple(int(x) for x in ver.split("."))
-    except ValueError:
-        raise ConfigError(f"bad version {ver!r}: expected x.y or x.y.z", source=source, line=line) from None
-    want = (parts + (0, 0, 0))[:3]
-    have = COMPAT_VERSION
-    return {">=": have >= want, "<=": have <= want, "==": have == want, "!=": have != want,
-            ">": have > want, "<": have < want}[op]
 
 
 def _run_command(cmd: str) -> str:
@@ -706,7 +624,7 @@ def _args_from(args: str, skip: int) -> str:
     return rest.strip()
 
 
-def _apply_args(text: str, args: str) -> str:
+def apply_template_args(text: str, args: str) -> str:
     """Fill template arguments: ``$(0)`` all, ``$(N)``, ``$(N:def)``, ``$(N?)``, ``$(N+)``, ``$(0#)``."""
     values = [a.strip() for a in split_top(args, ",")] if args.strip() else []
     out: list[str] = []

@@ -13,10 +13,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
-from htcd.config import ConfigError
-from htcd.config._core import MAX_INCLUDE_DEPTH
-from htcd.config._core import _Parser as _ConfigLines  # its if/elif/else/endif bookkeeping
-from htcd.config._expand import split_top
+from htcd.config import MAX_INCLUDE_DEPTH, ConfigError, conditionals, split_top
 from htcd.submit.errors import SubmitError
 from htcd.submit.macros import Expander, expand_or_raise
 from htcd.submit.parser import (
@@ -43,10 +40,7 @@ class _Scope:
         self.reader, self.source, self.line = reader, source, line
 
     def expand(self, text: str) -> str:
-        out = expand_or_raise(self.reader.expander(), text, source=self.source, line=self.line).strip()
-        if text.strip() and not out.lstrip("!").strip():
-            return (out + " false").strip()  # a macro that expands to nothing is false, as in condor_submit
-        return out
+        return expand_or_raise(self.reader.expander(), text, source=self.source, line=self.line).strip()
 
     def is_defined(self, name: str) -> bool:
         return bool(self.reader.values.get(name.lower(), "").strip())
@@ -96,7 +90,7 @@ class Reader:
             keyword = not rest.lstrip().startswith("=")
             if keyword and lw in _CONDITIONALS:
                 try:
-                    active = _ConfigLines(_Scope(self, src, ln))._conditional(lw, rest, stack, active, src, ln)
+                    active = conditionals.step(_Scope(self, src, ln), lw, rest, stack, active, src, ln)
                 except ConfigError as err:
                     raise SubmitError(err.message, source=err.source, line=err.line) from None
                 continue

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from htcd.config._core import _apply_args  # the configuration language's template arguments
+from htcd.config import apply_template_args
 
 if TYPE_CHECKING:
     from htcd.config import Config
@@ -73,4 +73,4 @@ class TemplateSet:
         if entry is None:
             known = ", ".join(self.names(category)) or "none (SUBMIT_TEMPLATE_NAMES lists none)"
             raise KeyError(f"unknown {spelled} template {name}; known: {known}")
-        return _apply_args(entry[1], args)
+        return apply_template_args(entry[1], args)
