@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from htcd.classad import ClassAd
+from htcd.classad import ClassAd, ClassAdSyntaxError, Expr, parse_expr
 from htcd.daemon import Daemon
 from htcd.daemon.stats import Pacer
 from htcd.errors import UserError
@@ -78,6 +78,8 @@ class Negotiator(Daemon, PriorityCommands):
         self.accountant = Accountant(os.path.join(self.config.get("SPOOL") or ".", "Accountant.db"))
         self._configure_accountant()
         self._conns: dict[str, AsyncConnection] = {}
+        self._sort_text = ""
+        self._sort_expr: Expr = parse_expr(groups.DEFAULT_SORT_EXPR)
 
     def default_name(self) -> str:
         return self.config.get("NEGOTIATOR_NAME") or self.hostname
@@ -187,7 +189,8 @@ class Negotiator(Daemon, PriorityCommands):
         self._limits.count(limit_use)
         self._cycle_deadline = start + max(1, self.knob_int("NEGOTIATOR_MAX_TIME_PER_CYCLE", 1200))
         self._pacer = Pacer()
-        ordered = groups.starvation_order(list(tree.values())) if len(tree) > 1 else [tree[groups.NONE]]
+        ordered = groups.negotiation_order(list(tree.values()), self._group_sort_expr()) if len(tree) > 1 \
+            else [tree[groups.NONE]]
         for g in ordered:
             members = [s for s in submitters if s.group is g and s.idle > 0]
             if not members:
@@ -313,6 +316,20 @@ class Negotiator(Daemon, PriorityCommands):
                 made += await self._negotiate_with(sub, pool, limit, ctx, figures)
             if not made:
                 return
+
+    def _group_sort_expr(self) -> Expr:
+        """GROUP_SORT_EXPR, parsed once per text; one that does not parse is reported (naming the
+        knob) and the default order is used, so a typo never stops negotiation."""
+        text = (self.config.get("GROUP_SORT_EXPR") or "").strip() or groups.DEFAULT_SORT_EXPR
+        if text != self._sort_text:
+            self._sort_text = text
+            try:
+                self._sort_expr = parse_expr(text)
+            except ClassAdSyntaxError as exc:
+                self.log.error("GROUP_SORT_EXPR = %s is not a ClassAd expression (%s); groups negotiate in the "
+                               "default order (least usage per quota first)", text, exc)
+                self._sort_expr = parse_expr(groups.DEFAULT_SORT_EXPR)
+        return self._sort_expr
 
     async def _tell_startds(self, matches: list[dict[str, Any]]) -> None:
         """Tell each startd which of its free slots were matched (MATCH_INFO), before the schedd

@@ -8,13 +8,16 @@ quota is what its children leave of its quota.  Allocation is bottom-up: each gr
 or its demand, whichever is less; unused quota (surplus) goes to groups that accept it
 (``GROUP_ACCEPT_SURPLUS[_<g>]``) in proportion to their quotas, first within the subtree, then up; a
 group that does not accept surplus caps its subtree.  Groups negotiate in starvation order (least
-usage per quota first), ``<none>`` last.  Names are case-insensitive.
+usage per quota first), ``<none>`` last, or by ``GROUP_SORT_EXPR``.  Names are case-insensitive.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+
+from htcd.classad import ClassAd, Expr
 
 NONE = "<none>"
 
@@ -171,13 +174,24 @@ def _give(g: Group, amount: float) -> None:
         _share(g, amount, top=True)
 
 
-def starvation_order(groups: list[Group]) -> list[Group]:
-    """HTCondor's default GROUP_SORT_EXPR: least usage per quota first, ``<none>`` last, groups
-    without quota just before it."""
+#: HTCondor's default GROUP_SORT_EXPR: least usage per quota first, groups without a quota next,
+#: ``<none>`` last.
+DEFAULT_SORT_EXPR = ('ifThenElse(AccountingGroup =?= "<none>", 3.4e+38, '
+                     'ifThenElse(GroupQuota > 0, GroupResourcesInUse / GroupQuota, 3.3e+38))')
+
+
+def sort_ad(g: Group) -> ClassAd:
+    """What GROUP_SORT_EXPR sees of a group (HTCondor's attribute names)."""
+    return ClassAd({"AccountingGroup": g.name, "GroupQuota": g.quota, "GroupResourcesInUse": g.usage,
+                    "GroupResourcesAllocated": g.allocated})
+
+
+def negotiation_order(groups: list[Group], sort_expr: Expr) -> list[Group]:
+    """Groups by ``sort_expr`` (GROUP_SORT_EXPR), smallest first; a group whose value is not a
+    number goes last; ties by name, so the order is stable from cycle to cycle."""
     def key(g: Group) -> tuple[float, str]:
-        if g.name == NONE:
-            return (3.4e38, g.name)
-        if g.quota > 0:
-            return (g.usage / g.quota, g.name)
-        return (3.3e38, g.name)
+        value = sort_ad(g).eval_expr(sort_expr)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return (math.inf, g.name)
+        return (float(value), g.name)
     return sorted(groups, key=key)

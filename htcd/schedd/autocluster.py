@@ -234,9 +234,10 @@ class AutoClusters:
 
 def group_submitters(clusters: Iterable[Cluster], jobs: Iterable[Job], uid_domain: str) -> dict[str, list[Any]]:
     """Accounting-group submitters: name -> [owner, idle, running].  Only clusters with an
-    accounting group at cluster level are looked at (their procs may differ in the group user),
-    and the queue is scanned only when there is one."""
-    grouped = {c.id for c in clusters if c.text("AccountingGroup") is not None or c.text("AcctGroup") is not None}
+    accounting group, at cluster level or in some proc's own attributes (procs queued with
+    different groups), are looked at, and the queue is scanned only when there is one."""
+    grouped = {c.id for c in clusters if c.proc_groups or c.text("AccountingGroup") is not None
+               or c.text("AcctGroup") is not None}
     out: dict[str, list[Any]] = {}
     if not grouped:
         return out

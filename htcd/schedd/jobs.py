@@ -19,7 +19,7 @@ STATUS_LETTER = {IDLE: "I", RUNNING: "R", REMOVED: "X", COMPLETED: "C", HELD: "H
 class Cluster:
     """A cluster's shared attributes (wire text), stored once for all its procs."""
 
-    __slots__ = ("id", "wire", "owner", "lower", "_ad", "live", "idle", "pending")
+    __slots__ = ("id", "wire", "owner", "lower", "_ad", "live", "idle", "pending", "proc_groups")
 
     def __init__(self, cluster_id: int, wire: dict[str, str]) -> None:
         self.id = cluster_id
@@ -31,6 +31,7 @@ class Cluster:
         self.live = 0  # procs of this cluster still in the queue
         self.idle = 0  # of those, idle ones (max_idle counts them)
         self.pending = 0  # procs not materialized yet (max_materialize / max_idle)
+        self.proc_groups = False  # some proc has its own accounting group (it differs between procs)
 
     def materialize_room(self) -> int | None:
         """How many more procs may be materialized now, or None when the cluster sets no limit:
@@ -55,6 +56,14 @@ class Cluster:
         return None if key is None else self.wire[key]
 
 
+ACCOUNTING_ATTRS = frozenset({"accountinggroup", "acctgroup"})
+
+
+def has_accounting_group(attrs: dict[str, str]) -> bool:
+    """Whether ``attrs`` (a proc's own, or a qedit's) set the job's accounting group."""
+    return any(k.lower() in ACCOUNTING_ATTRS for k in attrs)
+
+
 class Job:
     """One proc: its cluster, its own attributes and the schedd's bookkeeping (memory only)."""
 
@@ -64,6 +73,8 @@ class Job:
         self.cluster = cluster
         self.proc_id = proc_id
         self.proc = proc
+        if not cluster.proc_groups and has_accounting_group(proc):
+            cluster.proc_groups = True
         st = self.text("JobStatus")
         self.status = int(st) if st and st.isdigit() else IDLE
         self.matched = False  # a shadow owns it

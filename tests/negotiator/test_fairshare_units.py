@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from htcd.classad import parse_expr
 from htcd.negotiator import fairshare, groups, limits
 from htcd.negotiator.accountant import Accountant, FactorRules, decay
 
@@ -143,7 +144,14 @@ def test_groups_negotiate_in_starvation_order() -> None:
     tree = _tree({"GROUP_NAMES": "a, b", "GROUP_QUOTA_a": "10", "GROUP_QUOTA_b": "10"})
     groups.assign_quotas(tree["<none>"], 20)
     tree["a"].usage, tree["b"].usage = 8, 2
-    assert [g.name for g in groups.starvation_order(list(tree.values()))] == ["b", "a", "<none>"]
+    default = parse_expr(groups.DEFAULT_SORT_EXPR)
+    assert [g.name for g in groups.negotiation_order(list(tree.values()), default)] == ["b", "a", "<none>"]
+    # a site's GROUP_SORT_EXPR: group a first whatever its usage, <none> still last; not a number: last
+    site = parse_expr('ifThenElse(AccountingGroup =?= "<none>", 3.4e+38, ifThenElse(AccountingGroup =?= "a", -10, '
+                      'GroupResourcesInUse / GroupQuota))')
+    assert [g.name for g in groups.negotiation_order(list(tree.values()), site)] == ["a", "b", "<none>"]
+    odd = parse_expr('ifThenElse(AccountingGroup =?= "b", "not a number", GroupResourcesAllocated)')
+    assert [g.name for g in groups.negotiation_order(list(tree.values()), odd)][-1] == "b"
     assert groups.group_of("a.alice@d", tree) is tree["a"]
     assert groups.group_of("alice@d", tree) is tree["<none>"]
     assert groups.group_of("zzz.alice@d", tree) is tree["<none>"]

@@ -120,3 +120,35 @@ def test_priority_preemption_evicts_the_worse_priority_user(make_pool) -> None: 
     pool.submit(SLEEP + "accounting_group_user = boss\nqueue\n", name="b.sub")
     wait_for(lambda: status_of(pool) == {"hog": "1", "boss": "2"}, 90, "the boss's job running, the hog's idle")
     assert "preempting grp.hog@" in pool.log("MatchLog")
+
+
+GROUPS = {"NUM_CPUS": "1", "GROUP_NAMES": "group_a, group_b", "GROUP_QUOTA_group_a": "1", "GROUP_QUOTA_group_b": "1"}
+TWO_GROUPS = ("executable = /bin/sleep\narguments = 300\naccounting_group = group_a\nqueue\n"
+              "accounting_group = group_b\nqueue\n")
+
+
+def running_group(pool: Pool) -> str:
+    out = pool.htcd("q", "-af", "AcctGroup", "JobStatus").stdout.split("\n")
+    running = [line.split()[0] for line in out if line.strip().endswith(" 2")]
+    return running[0] if len(running) == 1 else ""
+
+
+def test_group_sort_expr_picks_the_group_that_negotiates_first(make_pool) -> None:  # noqa: ANN001
+    """One slot, two equally starved groups: by default they go in name order (group_a gets the
+    slot); a site's GROUP_SORT_EXPR putting group_b first gives it the slot."""
+    knobs = {**GROUPS, "GROUP_SORT_EXPR": 'ifThenElse(AccountingGroup =?= "group_b", -1, '
+                                          'ifThenElse(AccountingGroup =?= "<none>", 3.4e+38, 1))'}
+    pool = make_pool(knobs, slots=1)
+    pool.submit(TWO_GROUPS)
+    assert wait_for(lambda: running_group(pool), 60, "one job to run") == "group_b"
+    log = pool.log("NegotiatorLog")
+    assert log.index("Group group_b - BEGIN NEGOTIATION") < log.index("Group group_a - BEGIN NEGOTIATION")
+    pool.htcd("rm", "-all")
+
+
+def test_a_group_sort_expr_that_does_not_parse_is_reported_and_the_default_used(make_pool) -> None:  # noqa: ANN001
+    pool = make_pool({**GROUPS, "GROUP_SORT_EXPR": "GroupQuota >"}, slots=1)
+    pool.submit(TWO_GROUPS)
+    assert wait_for(lambda: running_group(pool), 60, "one job to run") == "group_a"
+    assert "GROUP_SORT_EXPR = GroupQuota > is not a ClassAd expression" in pool.log("NegotiatorLog")
+    pool.htcd("rm", "-all")
