@@ -87,6 +87,14 @@ class RunningJob(abc.ABC):
     def signal(self, signum: int) -> None:
         """Send a signal (vacate, suspend with SIGSTOP, continue with SIGCONT)."""
 
+    def usage(self) -> dict[str, int | float] | None:
+        """The job's usage as the universe measures it, for a job outside the starter's process
+        tree (``Universe.local_processes`` False): any of RemoteUserCpu, RemoteSysCpu (seconds),
+        ResidentSetSize, ImageSize (KiB) and MemoryUsage (MB), the latest sample; None when the
+        universe has none (the starter then measures the job's processes itself).  Called from
+        the starter's event loop: it must return at once (sample in a thread, return the last)."""
+        return None
+
 
 class Universe(abc.ABC):
     name: str = ""

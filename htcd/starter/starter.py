@@ -300,6 +300,9 @@ class Starter:
             return {"ImageSize": 0, "ResidentSetSize": 0, "MemoryUsage": 0, "RemoteUserCpu": 0.0,
                     "RemoteSysCpu": 0.0, "DiskUsage": monitor.disk_kib(self.sandbox) if self.sandbox else 0}
         now = monitor.sample(monitor.tree(self.pid, self.cgroup), self.cgroup, self.sandbox)
+        measured = self.running.usage() if self.running is not None else None
+        if measured:  # a container engine's figures (the job is not in this process tree)
+            now.update({k: v for k, v in measured.items() if k in now})
         for k in _PEAKS:
             now[k] = max(now[k], self.last_usage.get(k, 0))
         for k in ("RemoteUserCpu", "RemoteSysCpu"):  # CPU time never goes back

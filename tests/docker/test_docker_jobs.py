@@ -164,3 +164,21 @@ def test_suspend_pauses_the_container_and_continue_resumes_it(make_pool, docker_
              "the continued job to finish")
     assert "005 (" in _log(pool)
     wait_for(lambda: container_state(docker_engine, cid) is None, 30, "the container's removal")
+
+
+def test_the_engine_reports_the_jobs_cpu_and_memory(make_pool, docker_engine) -> None:  # noqa: ANN001
+    """The job is not in the starter's process tree: its usage comes from the engine's stats,
+    into the job ad and the terminated event, as for a vanilla job."""
+    pool = _docker_pool(make_pool, docker_engine)
+    (pool.jobs_dir / "burn.sh").write_text(
+        "#!/bin/sh\nend=$(( $(date +%s) + 3 ))\nwhile [ $(date +%s) -lt $end ]; do :; done\n"
+        "dd if=/dev/zero bs=40000000 count=1 2>/dev/null | sleep 8\n")  # dd holds its 40 MB buffer meanwhile
+    os.chmod(pool.jobs_dir / "burn.sh", 0o755)
+    pool.submit(UNIVERSE + "executable = burn.sh\nrequest_memory = 100\nqueue\n")
+    wait_for(lambda: pool.job_ids() == [], 120, f"the job to finish\n{_log(pool)}")
+    user, sys_, mem, rss = pool.htcd("history", "1.0", "-af", "RemoteUserCpu", "RemoteSysCpu", "MemoryUsage",
+                                     "ResidentSetSize").stdout.split()
+    assert float(user) + float(sys_) >= 1.5, (user, sys_)
+    assert 38 <= int(mem) <= 128, mem
+    assert int(rss) >= 38 * 1024, rss
+    assert "Normal termination (return value 0)" in _log(pool)

@@ -49,6 +49,26 @@ def endpoint(config: Any) -> str:
     return value or os.environ.get("DOCKER_HOST", "") or DEFAULT_ENDPOINT
 
 
+STATS_FIRST = 1.0  # seconds from the start to the first usage sample
+STATS_INTERVAL = 5.0  # seconds between two usage samples
+
+
+def usage_of(stats: dict[str, Any]) -> dict[str, int | float]:
+    """Job-ad usage from one engine ``stats`` reply: CPU seconds (user, system) and memory in use
+    less the inactive page cache (as ``docker stats`` counts it); {} for a container that ended."""
+    cpu = (stats.get("cpu_stats") or {}).get("cpu_usage") or {}
+    mem = stats.get("memory_stats") or {}
+    used = int(mem.get("usage") or 0)
+    if not used and not cpu.get("total_usage"):
+        return {}
+    detail = mem.get("stats") or {}
+    cache = int(detail.get("inactive_file", detail.get("total_inactive_file", 0)) or 0)
+    rss_kib = max(0, used - cache) // 1024
+    return {"RemoteUserCpu": int(cpu.get("usage_in_usermode") or 0) / 1e9,
+            "RemoteSysCpu": int(cpu.get("usage_in_kernelmode") or 0) / 1e9,
+            "ResidentSetSize": rss_kib, "ImageSize": rss_kib, "MemoryUsage": -(-rss_kib // 1024)}
+
+
 class DockerJob(RunningJob):
     def __init__(self, engine: Engine, cid: str, ctx: JobContext, limit_mb: int, out: BinaryIO, err: BinaryIO) -> None:
         self.engine, self.cid, self.ctx, self.limit_mb = engine, cid, ctx, limit_mb
@@ -59,7 +79,29 @@ class DockerJob(RunningJob):
         self._control = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"docker-{cid[:12]}")
         loop = asyncio.get_running_loop()
         self._done: asyncio.Future[ExitStatus] = loop.create_future()
+        self._last: dict[str, int | float] | None = None  # the latest usage sample from the engine
+        self._ended = threading.Event()
         threading.Thread(target=self._wait, args=(loop,), name=f"docker-wait-{cid[:12]}", daemon=True).start()
+        threading.Thread(target=self._sample, name=f"docker-stats-{cid[:12]}", daemon=True).start()
+
+    def usage(self) -> dict[str, int | float] | None:
+        return self._last
+
+    def _sample(self) -> None:
+        """The engine's figures for the container (``stats``, one sample per call), every
+        STATS_INTERVAL seconds until it ends; CPU time is kept, memory is the peak so far."""
+        wait = STATS_FIRST
+        while not self._ended.wait(wait):
+            wait = STATS_INTERVAL
+            try:
+                stats = self.engine.json("GET", f"/containers/{self.cid}/stats",
+                                         query={"stream": "false", "one-shot": "true"}, timeout=10.0) or {}
+            except EngineError:
+                continue  # the container is ending (or the engine is busy): the last sample stays
+            sample = usage_of(stats)
+            if sample:
+                last = self._last or {}
+                self._last = {k: max(v, last.get(k, 0)) for k, v in sample.items()}
 
     def _wait(self, loop: asyncio.AbstractEventLoop) -> None:
         try:
@@ -69,6 +111,7 @@ class DockerJob(RunningJob):
                                 hold_reason=f"the Docker engine lost container {self.cid[:12]}: {exc}",
                                 hold_code=HOLD_FAILED_TO_CREATE_PROCESS)
         finally:
+            self._ended.set()
             self._control.shutdown(wait=False)
             self.out.close()
             self.err.close()
