@@ -5,7 +5,8 @@
    event log holds N terminated events.  Goal >= 100 jobs/s; anchor: one HTCondor schedd starts
    ~50 jobs/s.  Meanwhile every daemon runs a sampling profiler (below) and afterwards each is
    asked for its DaemonCore statistics (``DC:2``: duty cycle, per-command runtimes); the CPU
-   seconds each daemon spent per job come from /proc.
+   seconds each daemon spent per job come from /proc, and the schedd's count of job-queue
+   commits from the line it logs when it stops (SchedLog).
 2. Memory per running job: a pool with NUM_CPUS=200 (``--quick`` 50); N ``sleep`` jobs submitted
    with Requirements no slot meets, the schedd's and the startd's RSS measured, the Requirements
    edited (qedit) so that they match, and RSS measured again
@@ -113,6 +114,22 @@ def stop(master: subprocess.Popen[bytes]) -> None:
         master.wait()
 
 
+def schedd_ready(env: dict[str, str]) -> None:
+    """The slots are advertised (start_pool waited for them); wait for the schedd too, so the
+    first submit does not race its start-up."""
+    deadline = time.monotonic() + 60
+    while subprocess.run([*HTCD, "q", "-totals"], env=env, capture_output=True).returncode != 0:
+        if time.monotonic() > deadline:
+            raise SystemExit("the schedd did not come up")
+        time.sleep(0.2)
+
+
+def submit(env: dict[str, str], cwd: Path, name: str) -> None:
+    done = subprocess.run([*HTCD, "submit", name], env=env, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"htcd submit {name} failed: {done.stdout}{done.stderr}")
+
+
 def count_terminated(log: Path, jobs: int, deadline_s: float) -> None:
     """Wait until the event log holds ``jobs`` terminated events, reading only what is new."""
     seen, offset, tail = 0, 0, ""
@@ -164,13 +181,14 @@ def throughput(jobs: int, cpus: int, profile: bool) -> dict[str, object]:
                 master, env = start_pool(root, knobs, ["status", "-af", "Name"], "pool")
             finally:
                 del os.environ["PYTHONPATH"], os.environ["HTCD_BENCH_PROFILE_DIR"]
+        schedd_ready(env)
         try:
             pids = {d: daemon_pid(master, d) for d in DAEMONS}
             cpu0 = {d: sum(psutil.Process(p).cpu_times()[:2]) for d, p in pids.items()}
             (root / "b.sub").write_text(f"executable = /bin/true\ntransfer_executable = false\nlog = b.log\n"
                                         f"request_memory = 1\nqueue {jobs}\n")
             t0 = time.monotonic()
-            subprocess.run([*HTCD, "submit", "b.sub"], env=env, cwd=root, check=True, capture_output=True)
+            submit(env, root, "b.sub")
             t_submit = time.monotonic() - t0
             count_terminated(root / "b.log", jobs, 1800)
             wall = time.monotonic() - t0
@@ -184,9 +202,19 @@ def throughput(jobs: int, cpus: int, profile: bool) -> dict[str, object]:
             stop(master)
         profiles = [json.loads(p.read_text()) for p in prof.glob("*.json")]
         return {"jobs": jobs, "wall_s": wall, "submit_s": t_submit, "jobs_per_s": jobs / wall, "cpu_s": cpu,
-                "stats": stats, "profiles": profiles}
+                "stats": stats, "profiles": profiles, "commits": queue_commits(root / "local" / "log" / "SchedLog")}
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def queue_commits(log: Path) -> dict[str, int]:
+    """The schedd's last "job queue: N commits of M job changes (K on the loop ...)" line."""
+    found = re.findall(r"job queue: (\d+) commits of (\d+) job changes \((\d+) on the loop", log.read_text()
+                       if log.exists() else "")
+    if not found:
+        return {}
+    commits, changes, on_loop = map(int, found[-1])
+    return {"commits": commits, "changes": changes, "on_loop": on_loop}
 
 
 def rss(pid: int) -> int:
@@ -197,11 +225,12 @@ def memory(running: int) -> dict[str, float]:
     root = Path(tempfile.mkdtemp(prefix="htcd-mem-"))
     try:
         master, env = start_pool(root, pool_knobs(running), ["status", "-af", "Name"], "pool")
+        schedd_ready(env)
         try:
             schedd, startd = daemon_pid(master, "schedd"), daemon_pid(master, "startd")
             (root / "s.sub").write_text("executable = /bin/sleep\narguments = 600\ntransfer_executable = false\n"
                                         f"request_memory = 1\nrequirements = TARGET.BenchGo =?= True\nqueue {running}\n")
-            subprocess.run([*HTCD, "submit", "s.sub"], env=env, cwd=root, check=True, capture_output=True)
+            submit(env, root, "s.sub")
             time.sleep(3)  # let the queue settle (a benchmark, not a test)
             idle = {"schedd": rss(schedd), "startd": rss(startd)}
             t0 = time.monotonic()
@@ -288,6 +317,17 @@ def main() -> None:
                        "anchor_source": "HTCondor: one schedd starts ~50 jobs/s", "goal": 100.0,
                        "better": "higher"},
     }
+    commits: dict[str, int] = t["commits"]  # type: ignore[assignment]
+    if commits:
+        print(f"  schedd job queue: {commits['commits']} commits of {commits['changes']} job changes "
+              f"({commits['on_loop']} on the loop, before a claim ran its next job): "
+              f"{commits['commits'] / jobs:.2f} commits per job")
+        figures["schedd_commits_per_job"] = {"value": round(commits["commits"] / jobs, 3), "unit": "commits",
+                                             "anchor": None, "anchor_source": "", "goal": None, "better": "lower"}
+    duty = t["stats"].get("schedd", {}).get("DaemonCoreDutyCycle")  # type: ignore[union-attr]
+    if duty is not None:
+        figures["schedd_duty_cycle"] = {"value": round(float(duty), 3), "unit": "fraction", "anchor": None,
+                                        "anchor_source": "", "goal": None, "better": "lower"}
     for d, s in t["cpu_s"].items():  # type: ignore[union-attr]
         figures[f"{d}_cpu_ms_per_job"] = {"value": round(1000 * s / jobs, 3), "unit": "ms", "anchor": None,
                                           "anchor_source": "", "goal": None, "better": "lower"}

@@ -6,10 +6,12 @@ import asyncio
 import contextlib
 import os
 import pwd
+import sqlite3
+import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from htcd.classad import ClassAd, ClassAdSyntaxError, parse_expr, unparse
 from htcd.daemon import Daemon
@@ -21,9 +23,9 @@ from htcd.schedd.alive import KeepAlive
 from htcd.schedd.attrcheck import check_edit
 from htcd.schedd.autocluster import AutoClusters, group_submitters, submitter_name
 from htcd.schedd.counters import Counters
-from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Cluster, Job
+from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Cluster, Job, has_accounting_group
 from htcd.schedd.local import LocalJobs, ap_universe
-from htcd.schedd.queue import JobId, JobQueue
+from htcd.schedd.queue import JobId, JobQueue, Writes, insert_cluster, update_procs
 from htcd.schedd.shadow import Shadow, fits
 from htcd.schedd.spool import Spool, is_spooled
 from htcd.transfer.paths import Owner, open_as_owner
@@ -33,7 +35,7 @@ from htcd.wire.server import Handler, Request, is_wire_ad
 
 # Attributes a client may not set at submit: the schedd owns them.
 PROTECTED = {"owner", "user", "clusterid", "procid", "jobstatus", "globaljobid"}
-FLUSH_EVERY = 20000  # jobs changed by one command between two commits of their changes
+FLUSH_EVERY = 20000  # events one command collects before they are written
 USAGE_FLUSH_DELAY = 5.0  # seconds usage samples of running jobs are gathered before one commit
 # The claim's secret and its public part: never logged, never in a query's answer or the history.
 CLAIM_ATTRS = ("ClaimId", "PublicClaimId")
@@ -54,20 +56,36 @@ def _good_match(m: dict[str, Any]) -> bool:
             and (m.get("autocluster") is None or type(m.get("autocluster")) is int))
 
 
-class _Batch:
-    """Writes collected while one command changes many jobs (``htcd rm -all``): the queue changes
-    go in one transaction and each event log gets one write, from a worker thread; the history is
-    formatted on the loop a slice at a time (Python work a thread would not do sooner) and appended
-    per slice (``Schedd._flush``).  So the event loop is never held by 100,000 small writes."""
+T = TypeVar("T")
+HISTORY_STEP = 128  # history records formatted per slice of the loop (~7 ms)
+FORGET_DELAY = 1.0  # seconds the rows of jobs in the history wait for a commit to delete them
+
+
+class _Changes:
+    """Job changes not yet committed: the jobs whose ads changed (their ads are read when the
+    transaction is built, so the latest state goes) and the jobs that left the queue."""
+
+    __slots__ = ("procs", "left")
 
     def __init__(self) -> None:
-        self.procs: dict[JobId, dict[str, str]] = {}
-        self.deleted: list[JobId] = []
+        self.procs: dict[JobId, Job] = {}
+        self.left: dict[JobId, Job] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.procs or self.left)
+
+
+class _Batch:
+    """Event-log writes collected while one command changes many jobs (``htcd rm -all``): each
+    event log gets one write, from a worker thread, so the event loop is never held by 100,000
+    small writes.  (Their queue changes go with the pending changes: ``Schedd._commit``.)"""
+
+    def __init__(self) -> None:
         self.events: dict[tuple[str, int | None, int | None], list[str]] = defaultdict(list)
-        self.history: list[Job] = []
+        self.count = 0
 
     def __len__(self) -> int:
-        return len(self.procs) + len(self.deleted)
+        return self.count
 
 
 class Schedd(Daemon):
@@ -96,6 +114,20 @@ class Schedd(Daemon):
         self._starts: list[float] = []  # recent job starts, for JOB_START_DELAY/JOB_START_COUNT
         self._ids_cache: dict[str, tuple[float, tuple[int | None, int | None]]] = {}
         self._batch: _Batch | None = None  # set only between two awaits of a command changing many jobs
+        # Job changes wait in _pending and are committed together once per loop turn (_commit):
+        # one async commit at a time (_turn), and every commit -- async in a worker thread, or on
+        # the loop at a claim's reuse -- takes and stores its snapshot under _order, so the disk
+        # gets the changes in the order memory had them.
+        self._pending = _Changes()
+        self._turn = asyncio.Lock()
+        self._order = threading.Lock()
+        self._committer: asyncio.Task[None] | None = None
+        self._inflight: Writes | None = None  # the async commit's writes while its thread runs
+        self._durable_claims: set[JobId] = set()  # jobs whose stored ad names a claim
+        self._history_written: list[JobId] = []  # gone jobs now in the history: deleted by the next commit
+        self._forget_timer: asyncio.TimerHandle | None = None
+        self._queue_closed = False
+        self._commit_counts = Counter[str]()  # commits, job changes, commits on the loop (claim reuse)
         self.local = LocalJobs(self)  # local and scheduler universe jobs, run here without negotiation
         self.claim_holders: set[Shadow] = set()  # shadows holding a claim (kept alive by ALIVE)
         self.keepalive = KeepAlive(self)
@@ -112,8 +144,16 @@ class Schedd(Daemon):
         return {"RESERVE_CLUSTER": self.cmd_reserve, "SUBMIT": self.cmd_submit, "QUERY_JOBS": self.cmd_query,
                 "ACT_ON_JOBS": self.cmd_act, "NEGOTIATE": self.cmd_negotiate, "MATCHES": self.cmd_matches,
                 "SET_ATTRIBUTES": self.cmd_set_attributes, "VACATE_JOBS": self.cmd_vacate_jobs,
-                "SPOOL_JOB_FILES": lambda req: self.spool.cmd_spool_job_files(req),
-                "TRANSFER_DATA": lambda req: self.spool.cmd_transfer_data(req)}
+                "SPOOL_JOB_FILES": self._acknowledged(lambda req: self.spool.cmd_spool_job_files(req)),
+                "TRANSFER_DATA": self._acknowledged(lambda req: self.spool.cmd_transfer_data(req))}
+
+    def _acknowledged(self, handler: Handler) -> Handler:
+        """A command whose job changes are committed before its client hears it succeeded."""
+        async def run(req: Request) -> Any:
+            result = await handler(req)
+            await self._commit()
+            return result
+        return run
 
     # -- the queue in memory ---------------------------------------------------------------
     def _add_job(self, job: Job) -> None:
@@ -124,6 +164,13 @@ class Schedd(Daemon):
         self.local.note((job,))
 
     def _load(self) -> None:
+        try:
+            recovered = self.queue.recover_history(self.config.get("HISTORY"), *self._history_limits())
+        except (OSError, UserError) as exc:
+            recovered = 0
+            self.log.error("cannot write the history file: %s", exc)
+        if recovered:
+            self.log.info("history: appended %d job(s) that left the queue just before the schedd stopped", recovered)
         wires, procs, self.next_cluster = self.queue.load()
         self.clusters = {cid: Cluster(cid, wire) for cid, wire in wires.items()}
         requeued: dict[JobId, dict[str, str]] = {}
@@ -142,6 +189,8 @@ class Schedd(Daemon):
                 for k in CLAIM_ATTRS:
                     job.proc.pop(k, None)
                 requeued[job.id] = job.proc
+            if "ClaimId" in job.proc:
+                self._durable_claims.add(job.id)
             self._add_job(job)
         if requeued:
             self.queue.set_proc_ads(requeued)
@@ -159,10 +208,11 @@ class Schedd(Daemon):
             and float(job.get("JobLeaseDuration", 0) or 0) > 0
 
     def _persist(self, *jobs: Job) -> None:
-        if self._batch is not None:
-            self._batch.procs.update({j.id: j.proc for j in jobs})
-            return
-        self.queue.set_proc_ads({j.id: j.proc for j in jobs})
+        """The jobs' ads changed: committed with the other changes of this loop turn (a client
+        command commits them before it answers)."""
+        for j in jobs:
+            self._pending.procs[j.id] = j
+        self._commit_soon()
 
     def _set_status(self, job: Job, status: int, **attrs: Any) -> None:
         self.counters.move(job.owner, job.status, status)
@@ -194,6 +244,7 @@ class Schedd(Daemon):
         if self._batch is not None:
             for full in targets if targets is not None else self._log_targets(job):
                 self._batch.events[(full, *self._owner_ids(job.owner))].append(text)
+                self._batch.count += 1
             return
         for full in targets if targets is not None else self._log_targets(job):
             try:
@@ -221,12 +272,11 @@ class Schedd(Daemon):
             f.write(data)
 
     def _leave_queue(self, job: Job) -> None:
-        batch = self._batch
-        if batch is not None:
-            batch.procs.pop(job.id, None)
-            batch.deleted.append(job.id)
-        else:
-            self.queue.delete([job.id])
+        """The job leaves the queue: gone from memory now; on disk it is marked gone by the next
+        commit and deleted once its history record is written (``htcd/schedd/queue.py``)."""
+        self._pending.procs.pop(job.id, None)
+        self._pending.left[job.id] = job
+        self._commit_soon()
         if self.jobs.pop(job.id, None) is not None:
             self.counters.remove(job.owner, job.status)
             job.cluster.live -= 1
@@ -236,43 +286,196 @@ class Schedd(Daemon):
             elif job.cluster.live <= 0:
                 self.clusters.pop(job.cluster_id, None)
             self.spool.forget(job)
-        if batch is not None:
-            batch.history.append(job)
-            self.publish_soon()
-            return
-        try:
-            history.append(self.config.get("HISTORY"), [job.ad],
-                           parse_size(self.config.get("MAX_HISTORY_LOG"), 20 * 1024 * 1024),
-                           self.knob_int("MAX_HISTORY_ROTATIONS", 2))
-        except (OSError, UserError) as exc:
-            self.log.error("cannot write the history file: %s", exc)
         self.publish_soon()
 
     async def _flush(self, batch: _Batch) -> None:
-        """Write what a batch collected: the queue first (durable), then event logs and history."""
-        if not len(batch) and not batch.events and not batch.history:
-            return
+        """Write the events a command collected (one write per log, from a worker thread), then
+        commit its job changes with everything pending: durable before the client hears."""
+        if batch.events:
+            def write() -> None:
+                for (full, uid, gid), texts in batch.events.items():
+                    try:
+                        userlog.append(full, "".join(texts), uid, gid)
+                    except OSError as exc:
+                        self.log.error("cannot write event log %s: %s", full, exc)
 
-        def write() -> None:
-            self.queue.apply(batch.procs, batch.deleted)
-            for (full, uid, gid), texts in batch.events.items():
+            await asyncio.to_thread(write)
+        await self._commit()
+
+    # -- committing the queue --------------------------------------------------------------
+    def _commit_soon(self) -> None:
+        """Commit the pending changes at the next loop turn (and again while more arrive)."""
+        if self._committer is None and not self._queue_closed:
+            self._committer = self.spawn(self._commit_pending(), "commit job changes")
+
+    async def _commit_pending(self, once: bool = False) -> None:
+        try:
+            while (once or self._pending) and not self._queue_closed:
+                once = False
                 try:
-                    userlog.append(full, "".join(texts), uid, gid)
-                except OSError as exc:
-                    self.log.error("cannot write event log %s: %s", full, exc)
+                    await self._commit()
+                except (sqlite3.Error, OSError) as exc:
+                    self.log.error("cannot commit job changes to %s (trying again in 1 s): %s", self.queue.path, exc)
+                    await asyncio.sleep(1.0)
+        finally:
+            self._committer = None
 
-        await asyncio.to_thread(write)
-        path = self.config.get("HISTORY")
-        size = parse_size(self.config.get("MAX_HISTORY_LOG"), 20 * 1024 * 1024)
-        keep = self.knob_int("MAX_HISTORY_ROTATIONS", 2)
-        step = 128  # ~7 ms of formatting per slice
-        for i in range(0, len(batch.history) if path else 0, step):
+    def _take(self) -> tuple[Writes, list[Job]]:
+        """The pending changes as one transaction's writes (the ads copied now, on the loop), and
+        the jobs that left; pending starts afresh.  Call with ``_order`` held."""
+        pending, self._pending = self._pending, _Changes()
+        w = Writes()
+        for jid, job in pending.procs.items():
+            w.procs[jid] = dict(job.proc)
+        left = list(pending.left.values())
+        keep = bool(self.config.get("HISTORY"))
+        for job in left:
+            w.procs.pop(job.id, None)
+            if keep:
+                w.gone[job.id] = dict(job.proc)
+            else:
+                w.forget.append(job.id)
+        w.forget += self._history_written
+        self._history_written = []
+        claims = self._durable_claims
+        w.frees_claim = any(jid in claims and "ClaimId" not in ad for jid, ad in w.procs.items()) \
+            or any(jid in claims for jid in w.gone) or any(jid in claims for jid in w.forget)
+        return w, left
+
+    def _store(self, w: Writes, then: Callable[[sqlite3.Cursor], T] | None = None) -> T | None:
+        """One transaction (with ``_order`` held, in a worker thread or on the loop)."""
+        result = self.queue.write(w, then)
+        claims = self._durable_claims
+        for jid, ad in w.procs.items():
+            if "ClaimId" in ad:
+                claims.add(jid)
+            else:
+                claims.discard(jid)
+        for jid in (*w.gone, *w.forget):
+            claims.discard(jid)
+        self._commit_counts["commits"] += 1
+        self._commit_counts["changes"] += len(w.procs) + len(w.gone)
+        return result
+
+    def _restore(self, w: Writes, left: list[Job]) -> None:
+        """A commit failed: its changes are pending again (memory still has them)."""
+        for jid in w.procs:
+            job = self.jobs.get(jid)
+            if job is not None:
+                self._pending.procs.setdefault(jid, job)
+        for job in left:
+            self._pending.left.setdefault(job.id, job)
+        self._history_written[:0] = w.forget
+        self._commit_soon()
+
+    async def _commit(self, then: Callable[[sqlite3.Cursor], T] | None = None) -> T | None:
+        """Commit everything pending -- and ``then``'s writes, in the same transaction -- from a
+        worker thread; returns once it is durable (and once anything committed before is).  A
+        caller cancelled meanwhile does not stop it: the commit and its history records finish."""
+        task = asyncio.ensure_future(self._commit_in_turn(then))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # its caller hears of a failure
+        return await asyncio.shield(task)
+
+    async def _commit_in_turn(self, then: Callable[[sqlite3.Cursor], T] | None) -> T | None:
+        async with self._turn:
+            if self._queue_closed:
+                if then is None:  # (a commit of a shadow's change after the last one: nothing left to do)
+                    return None
+                raise CommandError("the schedd is shutting down", "SHUTTING_DOWN")
+            self._order.acquire()  # free: async commits take turns, and one on the loop ends before it returns
             try:
-                history.append(path, [j.ad for j in batch.history[i:i + step]], size, keep)
-            except (OSError, UserError) as exc:
-                self.log.error("cannot write the history file: %s", exc)
-                break
-            await asyncio.sleep(0)
+                w, left = self._take()
+                if not len(w) and then is None:
+                    self._order.release()
+                    return None
+                self._inflight = w
+
+                def run() -> T | None:
+                    try:
+                        return self._store(w, then)
+                    finally:
+                        self._inflight = None
+                        self._order.release()
+
+                done = asyncio.get_running_loop().run_in_executor(None, run)
+            except BaseException:
+                self._inflight = None
+                self._order.release()
+                raise
+            try:
+                result = await done
+            except (sqlite3.Error, OSError):
+                self._restore(w, left)
+                raise
+            await self._write_history(left)
+            return result
+
+    def _commit_now(self) -> None:
+        """Commit what is pending at once, on the loop (after a commit in flight, if any)."""
+        with self._order:
+            w, left = self._take()
+            if not len(w):
+                return
+            try:
+                self._store(w)
+            except (sqlite3.Error, OSError) as exc:
+                self.log.error("cannot commit job changes to %s: %s", self.queue.path, exc)
+                self._restore(w, left)
+                return
+        self._commit_counts["on the loop"] += 1
+        self._append_history(left)
+
+    async def claims_settled(self) -> None:
+        """Returns once no change that took a claim off a job is waiting to be committed: a
+        shadow that awaits this before running its claim's next job spares the loop the commit
+        ``next_job_for_claim`` would otherwise make at once."""
+        while self._claim_change_uncommitted() and not self._queue_closed:
+            await self._commit()
+
+    def _claim_change_uncommitted(self) -> bool:
+        """Whether a change that took a claim off a job (it exited, was evicted, held, removed)
+        is not yet on disk, where the job still names the claim."""
+        inflight = self._inflight
+        if inflight is not None and inflight.frees_claim:
+            return True
+        claims = self._durable_claims
+        return any(jid in claims and "ClaimId" not in job.proc for jid, job in self._pending.procs.items()) \
+            or any(jid in claims for jid in self._pending.left)
+
+    def _history_limits(self) -> tuple[int, int]:
+        return (parse_size(self.config.get("MAX_HISTORY_LOG"), 20 * 1024 * 1024),
+                self.knob_int("MAX_HISTORY_ROTATIONS", 2))
+
+    def _append_history(self, jobs: list[Job]) -> None:
+        """Append committed jobs' records to the history; the next commit deletes their rows."""
+        path = self.config.get("HISTORY")
+        if not jobs or not path:
+            return
+        try:
+            history.append(path, [j.ad for j in jobs], *self._history_limits())
+        except (OSError, UserError) as exc:  # their rows stay: a restarted schedd tries again
+            self.log.error("cannot write the history file: %s", exc)
+            return
+        self._history_written += [j.id for j in jobs]
+        if self._forget_timer is None:  # the next commit deletes their rows; if none comes soon, one is made
+            self._forget_timer = asyncio.get_running_loop().call_later(FORGET_DELAY, self._forget_soon)
+
+    def _forget_soon(self) -> None:
+        self._forget_timer = None
+        if not self._history_written or self._queue_closed:
+            return
+        if self._committer is not None:  # busy: it may take them; look again later
+            self._forget_timer = asyncio.get_running_loop().call_later(FORGET_DELAY, self._forget_soon)
+            return
+        self._committer = self.spawn(self._commit_pending(once=True), "commit job changes")
+
+    async def _write_history(self, jobs: list[Job]) -> None:
+        """As ``_append_history``, formatting a slice at a time on the loop (Python work a
+        thread would not do sooner) when many jobs left at once (``htcd rm -all``)."""
+        for i in range(0, len(jobs), HISTORY_STEP):
+            if i:
+                await asyncio.sleep(0)
+            self._append_history(jobs[i:i + HISTORY_STEP])
 
     # -- late materialization ------------------------------------------------------------
     def _materialize_soon(self, cluster: Cluster) -> None:
@@ -378,9 +581,10 @@ class Schedd(Daemon):
             if self.config.get("SUBMIT_REQUIREMENT_NAMES") or self.config.get("SUBMIT_WARNING_NAMES") else []
         self.submitting += len(jobs)
         try:
-            # durable before we answer; the commit runs in a thread so queries are served meanwhile
-            await asyncio.to_thread(self.queue.submit, cid, cluster_ad, proc_ads,
-                                    None if room is None else now_count)
+            # durable (with every job change before it) before we answer; the commit runs in a
+            # thread so queries are served meanwhile
+            await self._commit(lambda cur: insert_cluster(cur, cid, cluster_ad, proc_ads,
+                                                          None if room is None else now_count))
         finally:
             self.submitting -= len(jobs)
         self.reserved.pop(cid, None)
@@ -545,9 +749,10 @@ class Schedd(Daemon):
         if denied:
             raise CommandError(f"{req.identity} may not edit job {denied[0]}", "DENIED")
         changed = {j.id: {**j.proc, **attrs} for j in jobs}
-        await asyncio.to_thread(self.queue.set_proc_ads, changed)  # one transaction, off the loop
+        await self._commit(lambda cur: update_procs(cur, changed))  # with the pending changes, off the loop
         for j in jobs:
-            j.proc = changed[j.id]
+            j.proc.update(attrs)  # (a change made meanwhile, pending, is kept and commits with these)
+            j.cluster.proc_groups |= has_accounting_group(attrs)  # it negotiates as its group now
         return {"jobs": len(jobs)}
 
     async def cmd_vacate_jobs(self, req: Request) -> dict[str, Any]:
@@ -711,9 +916,9 @@ class Schedd(Daemon):
     def _flush_usage(self) -> None:
         self._usage_flush = None
         dirty, self._usage_dirty = self._usage_dirty, {}
-        live = {jid: j.proc for jid, j in dirty.items() if self.jobs.get(jid) is j}
+        live = [j for jid, j in dirty.items() if self.jobs.get(jid) is j]
         if live:
-            self.queue.set_proc_ads(live)
+            self._persist(*live)
 
     def lease_renewed(self, jobs: list[Job], when: int) -> None:
         """The startd answered the keep-alive of these running jobs' claims (LastJobLeaseRenewal)."""
@@ -850,6 +1055,10 @@ class Schedd(Daemon):
                     and fits(job, slot_ad):
                 job.matched = True
                 self._starts.append(time.monotonic())
+                if self._claim_change_uncommitted():
+                    # the claim's last job still names it on disk: were the schedd to crash now, it
+                    # would reconnect that job to this one's run
+                    self._commit_now()
                 return job
         return None
 
@@ -1043,6 +1252,15 @@ class Schedd(Daemon):
         if self._usage_flush is not None:
             self._usage_flush.cancel()
             self._flush_usage()
+        if self._queue_closed:  # a fast shutdown after a graceful one that got this far
+            return
+        await self._commit()  # a SIGTERM loses no job change
+        if self._history_written:  # the rows of jobs the last commit let go
+            await self._commit()
+        self._queue_closed = True
+        counts = self._commit_counts
+        self.log.info("job queue: %d commits of %d job changes (%d on the loop, before a claim ran its next job)",
+                      counts["commits"], counts["changes"], counts["on the loop"])
         self.queue.close()
 
     async def _vacate_for_shutdown(self) -> None:

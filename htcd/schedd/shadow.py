@@ -108,6 +108,7 @@ class Shadow:
         try:
             reuse = await (self._resume(job) if reconnect else self.run_job(job))
             while reuse:
+                await schedd.claims_settled()  # the last job's end is on disk before the claim runs another
                 next_job = schedd.next_job_for_claim(self.slot_ad, job.owner)
                 if next_job is None:
                     break
