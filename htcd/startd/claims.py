@@ -231,6 +231,9 @@ class ClaimCommands:
         if run is None:
             raise CommandError(f"{slot.name} runs no job on that claim (its result was delivered, or its lease "
                                "expired)", "NO_JOB")
+        wanted = req.arg_str("job_id")
+        if wanted and wanted != run.job_id:  # the claim went on to another job: this one is not here
+            raise CommandError(f"{slot.name} runs job {run.job_id} on that claim, not job {wanted}", "NO_JOB")
         claim.renew()
         self.watch_connection(slot, claim, req.conn)
         self.log.info("%s: the shadow of job %s reconnected (%s)", slot.short_name, run.job_id, req.identity)

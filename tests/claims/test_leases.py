@@ -11,12 +11,14 @@ import threading
 import time
 
 import psutil
+import pytest
 from pooltools import wait_for
 from startd.startd_tools import WAITER, events, job_pid, script, states, transitions
 
 from htcd.classad import ClassAd
 from htcd.daemon.locate import read_address_file
 from htcd.wire.client import Connection
+from htcd.wire.errors import RemoteError
 
 ONE_SLOT = {"NUM_CPUS": "1", "POLLING_INTERVAL": "0.5"}
 
@@ -169,6 +171,10 @@ def test_the_claim_id_stays_private(make_pool) -> None:
         db.close()
     secret = next(a for a in ads if "ClaimId" in a).split('"ClaimId":"\\"', 1)[1].split('\\"', 1)[0]
     assert secret.count("#") == 3, "the durable ad holds the whole claim id"
+    # a reconnect naming another job than the claim runs is refused (a claim reused meanwhile)
+    startd = read_address_file(str(pool.local / "log" / ".startd_address"))
+    with Connection(startd) as conn, pytest.raises(RemoteError, match=f"runs job {cluster}.0 on that claim, not job 99.0"):
+        conn.call("RECONNECT_JOB", claim_id=secret, job_id="99.0")
     whole = pool.htcd("q", "-l", f"{cluster}.0").stdout
     assert "PublicClaimId" in whole and "ClaimId = " not in whole.replace("PublicClaimId = ", "")
     assert pool.job_attr(f"{cluster}.0", "ClaimId") in ("", "undefined")
