@@ -121,9 +121,14 @@ runtime = "runc"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 CONF
+    # started from DIR: conmon leaves files (an "oom" marker after an OOM kill) in the service's
+    # working directory, which must not be the caller's
+    local here=$PWD
+    cd "$dir"
     CONTAINERS_CONF="$dir/containers.conf" setsid podman --root "$dir/root" --runroot "$dir/run" \
       --tmpdir "$dir/tmp" system service --time=0 "unix://$dir/docker.sock" </dev/null >"$dir/podman.log" 2>&1 &
     echo $! >"$dir/podman.pid"
+    cd "$here"
     local i
     for i in $(seq 1 600); do
       api "$dir" /_ping >/dev/null 2>&1 && break
