@@ -57,6 +57,10 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+# Subcommands whose positional words may come between options (condor_submit's name=value).
+TAKES_WORDS_ANYWHERE = frozenset({"submit"})
+
+
 def build_parser() -> tuple[Parser, dict[str, Callable[..., int]]]:
     parser = Parser(prog="htcd", description="htcd: a high-throughput computing system")
     parser.add_argument("-version", "--version", action="store_true", help="print the version and exit")
@@ -96,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.argv[1:] = split_af_option(sys.argv[1:])
     parser, runners = build_parser()
-    args = parser.parse_args()
+    args, extra = parser.parse_known_args()
+    if extra and (args.command not in TAKES_WORDS_ANYWHERE or any(e.startswith("-") for e in extra)):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
     if args.version and not args.command:
         args.command = "version"
         runners.setdefault("version", importlib.import_module("htcd.cli.control").configure("version", Parser()))

@@ -3,7 +3,8 @@
 The submit file may ``include`` files and command output (relative to its directory) and
 ``use template : Name`` for the configuration's ``SUBMIT_TEMPLATE_<Name>``; its ``JOB_DEFAULT_*``
 knobs fill in what the file leaves unset.
-Flags follow condor_submit: ``-append`` lines go before the queue statement, ``-queue``
+Flags follow condor_submit: ``name=value`` arguments are read as if they began the file,
+``-append`` lines go before the queue statement, ``-queue``
 replaces it, ``-dump`` and ``-dry-run`` build the ads without submitting.  ``-spool`` (and
 ``-remote NAME``, which implies it) commits the jobs held and uploads their input to the
 schedd's spool, as condor_submit -spool; ``htcd transfer_data`` fetches their output.
@@ -19,7 +20,9 @@ from collections.abc import Callable
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    p.add_argument("file", nargs="?", help="the submit description (default: standard input)")
+    p.add_argument("file", nargs="?", metavar="[name=value ...] [file]",
+                   help="submit variables or commands, as if they began the file, and the submit description "
+                        "(default: standard input)")
     p.add_argument("-terse", action="store_true", help="print only the job id range")
     p.add_argument("-verbose", action="store_true", help="print the ad of every job submitted")
     p.add_argument("-dump", metavar="FILE", help="write the job ads to FILE instead of submitting")
@@ -73,6 +76,13 @@ def run(args: argparse.Namespace) -> int:
     from htcd.submit import parse_submit
     from htcd.submit.templates import TemplateSet
 
+    words = ([args.file] if args.file else []) + list(getattr(args, "extra", []))
+    defines = [a for a in words if "=" in a]
+    files = [a for a in words if "=" not in a]
+    if len(files) > 1:
+        raise UserError(f"more than one submit file given: {' '.join(files)} (a submit variable is name=value, "
+                        "with no space around '=')")
+    args.file = files[0] if files else None
     if args.file and args.file != "-":
         try:
             with open(args.file) as f:
@@ -86,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if args.batch_name:
         append.append(f"batch_name = {args.batch_name}")
     cfg = common.config("SUBMIT")
-    desc = parse_submit(text, filename, append=append, queue=args.queue, submit_dir=submit_dir,
+    desc = parse_submit(text, filename, append=append, defines=defines, queue=args.queue, submit_dir=submit_dir,
                         templates=TemplateSet.from_config(cfg),
                         path=os.path.abspath(args.file) if filename != "<stdin>" else None)
     owner = pwd.getpwuid(os.geteuid()).pw_name

@@ -334,7 +334,7 @@ def _split(ads: list[dict[str, str]]) -> tuple[dict[str, str], list[dict[str, st
 
 
 def parse_submit(text: str, filename: str = "<submit>", *, append: Sequence[str] = (),
-                 queue: str | None = None, submit_dir: str | None = None,
+                 defines: Sequence[str] = (), queue: str | None = None, submit_dir: str | None = None,
                  templates: TemplateSet | None = None, sources: Sources | None = None,
                  env: Mapping[str, str] | None = None, path: str | None = None) -> SubmitDescription:
     """Parse submit-file text; raise SubmitError naming the file and line of the first problem.
@@ -346,9 +346,15 @@ def parse_submit(text: str, filename: str = "<submit>", *, append: Sequence[str]
     lines (condor_submit's ``-a``) go just before the first queue statement; ``queue``
     (``-queue``) replaces the file's queue statements.  Their errors name ``-append:N`` /
     ``-queue`` instead of the file, and errors in an included file name that file and line.
+    ``defines`` are condor_submit's ``name=value`` arguments: read as if they began the file (so
+    the file's own settings win), their errors naming ``command line:N``.
     """
     reader = Reader(filename, sources=sources or LocalSources(submit_dir or os.getcwd()),
                     templates=templates or TemplateSet(), env=os.environ if env is None else env, path=path)
+    if defines:
+        reader.read("\n".join(defines), "command line")
+        if any(isinstance(s, QueueStatement) for s in reader.parsed.statements):
+            raise SubmitError("a queue statement cannot be given as name=value; use -queue", source="command line")
     reader.read(text, filename)
     parsed = reader.parsed
     if append:

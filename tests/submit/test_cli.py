@@ -200,3 +200,21 @@ def test_a_job_using_include_if_and_a_template_runs(make_pool) -> None:
     assert f"ClusterId = {cluster}" in history
     assert 'Tag = "from-vanilla"' in history and "RequestMemory = 64" in history
     assert "JobNotification = 3" in history, "JOB_DEFAULT_NOTIFICATION from the pool's configuration"
+
+
+def test_name_value_arguments_begin_the_file(subdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """condor_submit's ``<submit-variable>=<value>``: read as if placed at the beginning of the
+    file, so the file's own settings win; they may come before or after the file and between
+    options."""
+    (subdir / "job.sub").write_text("executable = run.sh\narguments = $(input) $(Process)\nrequest_memory = 1G\n"
+                                    "queue 2\n")
+    assert htcd_main(["submit", "input=foo", "-dump", str(subdir / "ads"), str(subdir / "job.sub"),
+                      "request_memory=3G", "request_disk=2G"]) == 0
+    ads = _ads(subdir / "ads")
+    assert [a.get_value("Args") for a in ads] == ["foo 0", "foo 1"]
+    assert [a.get_value("RequestMemory") for a in ads] == [1024, 1024], "the file's own setting wins"
+    assert [a.get_value("RequestDisk") for a in ads] == [2097152, 2097152]
+    assert htcd_main(["submit", "-dump", str(subdir / "ads"), str(subdir / "job.sub"), "other.sub"]) == 1
+    assert "more than one submit file given: " in capsys.readouterr().err
+    assert htcd_main(["submit", "-dump", str(subdir / "ads"), "request_cpus=(1", str(subdir / "job.sub")]) == 1
+    assert "command line:1" in capsys.readouterr().err
