@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import psutil
 from pooltools import Pool, wait_for
 
 from htcd.classad import ClassAd
@@ -49,13 +48,6 @@ def new_pid(pool: Pool, daemon: str, old: int, timeout: float = 60) -> int:
 def serving(pool: Pool) -> None:
     """Wait until the schedd answers (a restarted one first has to listen)."""
     wait_for(lambda: pool.htcd("q", check=False).returncode == 0, 60, f"the schedd to answer\n{pool.log('MasterLog')}")
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def after(text: str, marker: str) -> str:

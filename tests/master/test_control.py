@@ -3,8 +3,8 @@ HTCondor's output lines, and the DaemonMaster ad."""
 
 from __future__ import annotations
 
-from master.master_helpers import MINIMAL, ad_value, after, gone, new_pid, wait_state
-from pooltools import Pool, wait_for
+from master.master_helpers import MINIMAL, ad_value, after, new_pid, wait_state
+from pooltools import Pool, gone, wait_for
 
 from htcd.classad import ClassAd
 from htcd.cli.common import collector

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from master.master_helpers import MINIMAL, gone
+from master.master_helpers import MINIMAL
+from pooltools import gone
 
 from htcd.master.checks import free_mb
 

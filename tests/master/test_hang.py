@@ -9,7 +9,8 @@ import signal
 from collections.abc import Iterator
 
 import pytest
-from master.master_helpers import after, gone, new_pid, serving, wait_state
+from master.master_helpers import after, new_pid, serving, wait_state
+from pooltools import gone
 
 from htcd.daemon.keepalive import alive_period
 

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from master.master_helpers import MINIMAL, after, gone
-from pooltools import wait_for
+from master.master_helpers import MINIMAL, after
+from pooltools import gone, wait_for
 
 BANNER = "** htcd MASTER"
 

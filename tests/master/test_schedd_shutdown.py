@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from master.master_helpers import MINIMAL, after, gone, new_pid, serving, wait_state
-from pooltools import Pool, wait_for
+from master.master_helpers import MINIMAL, after, new_pid, serving, wait_state
+from pooltools import Pool, gone, wait_for
 
 JOB = """\
 executable = wait_for_go.sh

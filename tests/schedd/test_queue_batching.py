@@ -12,8 +12,8 @@ import signal
 import sqlite3
 from pathlib import Path
 
-import psutil
 from pooltools import Pool, wait_for
+from pooltools import gone as process_gone
 
 from htcd.classad import ClassAd
 from htcd.schedd import history
@@ -72,13 +72,6 @@ def _schedd(pool: Pool) -> int:
     return pool.daemon_pids()["SCHEDD"]
 
 
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 def _schedd_back(pool: Pool, old: int) -> None:
     pool.htcd("on", "-daemon", "SCHEDD")
     wait_for(lambda: pool.daemon_pids().get("SCHEDD") not in (None, old), 30, "a new schedd")
@@ -112,7 +105,7 @@ def test_kill_9_mid_run_loses_no_job(make_pool) -> None:  # noqa: ANN001
         wait_for(lambda at=at: len(set(_terminated(pool.jobs_dir / "jobs.log"))) >= at, 120, f"{at} jobs to complete")
         old = _schedd(pool)
         os.kill(old, signal.SIGKILL)
-        wait_for(lambda old=old: _gone(old), 30, "the killed schedd to be gone")
+        wait_for(lambda old=old: process_gone(old), 30, "the killed schedd to be gone")
 
         # as the crash left it: each job queued (idle or running) or left (in the history, or
         # marked gone for the next schedd to put there), never both, never neither
@@ -137,7 +130,7 @@ def test_graceful_stop_commits_what_was_pending(make_pool) -> None:  # noqa: ANN
     wait_for(lambda: len(_terminated(pool.jobs_dir / "jobs.log")) >= JOBS // 8, 120, "some jobs to complete")
     old = _schedd(pool)
     pool.htcd("off", "-daemon", "SCHEDD")  # SIGTERM: a graceful shutdown
-    wait_for(lambda: _gone(old), 60, "the schedd to stop")
+    wait_for(lambda: process_gone(old), 60, "the schedd to stop")
 
     # the disk holds what memory held: every job whose terminated event was written has left
     # the queue and is in the history; the running ones were stopped and are idle again

@@ -12,7 +12,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from pooltools import Pool, wait_for
+from pooltools import Pool, peak_rss_mb, wait_for
 
 ONE_SLOT = {"NUM_CPUS": "1"}
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -170,13 +170,6 @@ def test_remote_submit_rm_removes_the_spool_and_a_restart_keeps_it(make_pool) ->
     wait_for(lambda: not cdir.exists(), 30, "the spool directory gone with the last job")
 
 
-def _peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError(f"no VmHWM for {pid}")
-
-
 def test_a_300_mib_input_reaches_the_job_in_chunks_with_bounded_memory(make_pool) -> None:  # noqa: ANN001
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
@@ -209,7 +202,7 @@ def test_a_300_mib_input_reaches_the_job_in_chunks_with_bounded_memory(make_pool
     assert "as a chunk stream" in pool.log("ShadowLog")
     pids = pool.daemon_pids()
     for daemon in ("SCHEDD", "STARTD"):
-        assert _peak_rss_mb(pids[daemon]) < 200, f"{daemon} peaked at {_peak_rss_mb(pids[daemon]):.0f} MB"
+        assert peak_rss_mb(pids[daemon]) < 200, f"{daemon} peaked at {peak_rss_mb(pids[daemon]):.0f} MB"
     tool_peak_mb = int(peak_kb) / 1024
     assert tool_peak_mb < 200, f"htcd submit -spool peaked at {tool_peak_mb:.0f} MB"
     pool.htcd("transfer_data", str(cid))

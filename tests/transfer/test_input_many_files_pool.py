@@ -5,9 +5,8 @@ has no size limit (before, a job with over 252 MiB of files under 4 MiB each was
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from pooltools import wait_for
+from pooltools import peak_rss_mb, wait_for
 
 ONE_SLOT = {"NUM_CPUS": "1"}
 MIB = 1024 * 1024
@@ -21,11 +20,17 @@ for f in in/*; do head -c 4 "$f"; tail -c 4 "$f"; done; echo
 """
 
 
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError(f"no VmHWM for {pid}")
+def run_to_completion(pool, name: str, script: str, submit: str) -> None:  # noqa: ANN001
+    """Run ``script`` as a one-job cluster (its stderr in NAME.err) and check it exited 0."""
+    d = pool.jobs_dir
+    (d / f"{name}.sh").write_text(script)
+    os.chmod(d / f"{name}.sh", 0o755)
+    pool.submit(f"executable = {name}.sh\nerror = {name}.err\nlog = {name}.log\nshould_transfer_files = YES\n"
+                f"{submit}request_disk = 1\nqueue\n", name=f"{name}.sub")
+    wait_for(lambda: pool.job_ids() == [], 240,
+             f"the job to finish\n{pool.log('ShadowLog')[-3000:]}\n{pool.log('StartLog')[-3000:]}")
+    assert pool.htcd("history", "-af", "JobStatus", "ExitCode").stdout.split() == ["4", "0"], \
+        (d / f"{name}.err").read_text()
 
 
 def test_input_over_the_activation_limit_streams_and_the_job_runs(make_pool) -> None:  # noqa: ANN001
@@ -41,15 +46,8 @@ def test_input_over_the_activation_limit_streams_and_the_job_runs(make_pool) -> 
             f.seek(SIZE - 4)
             f.write(mark + b">")
         markers.append(f"<{i:03d}{i:03d}>")
-    (d / "check.sh").write_text(CHECK)
-    os.chmod(d / "check.sh", 0o755)
-    pool.submit("executable = check.sh\noutput = c.out\nerror = c.err\nlog = c.log\nshould_transfer_files = YES\n"
-                "transfer_input_files = in\nrequest_disk = 1\nqueue\n", name="c.sub")
-    wait_for(lambda: pool.job_ids() == [], 240,
-             f"the job to finish\n{pool.log('ShadowLog')[-3000:]}\n{pool.log('StartLog')[-3000:]}")
-    assert pool.htcd("history", "1.0", "-af", "JobStatus", "ExitCode").stdout.split() == ["4", "0"], \
-        (d / "c.err").read_text()
-    assert (d / "c.out").read_text().split() == [str(FILES), str(FILES * SIZE), "".join(markers)]
+    run_to_completion(pool, "check", CHECK, "output = check.out\ntransfer_input_files = in\n")
+    assert (d / "check.out").read_text().split() == [str(FILES), str(FILES * SIZE), "".join(markers)]
     streamed = (FILES - INLINE) * SIZE
     assert f"sent {streamed} bytes of input as a chunk stream" in pool.log("ShadowLog")
     pids = pool.daemon_pids()
@@ -76,14 +74,7 @@ def test_output_of_many_files_comes_back_with_bounded_memory(make_pool) -> None:
     at the execute point and are fetched as a chunk stream."""
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
-    (d / "make.sh").write_text(MAKE.format(n=FILES, size=SIZE))
-    os.chmod(d / "make.sh", 0o755)
-    pool.submit("executable = make.sh\nlog = m.log\nerror = m.err\nshould_transfer_files = YES\n"
-                "transfer_output_files = out\nrequest_disk = 1\nqueue\n", name="m.sub")
-    wait_for(lambda: pool.job_ids() == [], 240,
-             f"the job to finish\n{pool.log('ShadowLog')[-3000:]}\n{pool.log('StartLog')[-3000:]}")
-    assert pool.htcd("history", "1.0", "-af", "JobStatus", "ExitCode").stdout.split() == ["4", "0"], \
-        (d / "m.err").read_text()
+    run_to_completion(pool, "make", MAKE.format(n=FILES, size=SIZE), "transfer_output_files = out\n")
     got = sorted((d / "out").iterdir())
     assert [p.name for p in got] == [f"f{i:03d}" for i in range(FILES)]
     for i, p in enumerate(got):

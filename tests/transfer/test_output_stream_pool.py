@@ -12,7 +12,7 @@ import signal
 from pathlib import Path
 
 import psutil
-from pooltools import Pool, wait_for
+from pooltools import Pool, peak_rss_mb, wait_for
 
 ONE_SLOT = {"NUM_CPUS": "1"}
 RSET = {"ENABLE_RUNTIME_CONFIG": "TRUE", "SETTABLE_ATTRS_CONFIG": "PREEMPT"}
@@ -43,13 +43,6 @@ def wait_event(pool: Pool, name: str, code: str, timeout: float = 240) -> None:
     log = pool.jobs_dir / f"{name}.log"
     wait_for(lambda: code in events(log), timeout, f"event {code} in {log.name}: {events(log)}\n"
              f"{pool.log('ShadowLog')[-3000:]}\n{pool.log('StartLog')[-3000:]}")
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError(f"no VmHWM for {pid}")
 
 
 def log_figure(pool: Pool, name: str, what: str) -> int:
