@@ -331,19 +331,11 @@ class Negotiator(Daemon, PriorityCommands):
                 self._sort_expr = parse_expr(groups.DEFAULT_SORT_EXPR)
         return self._sort_expr
 
-    async def _tell_startds(self, matches: list[dict[str, Any]]) -> None:
-        """Tell each startd which of its free slots were matched (MATCH_INFO), before the schedd
-        hears of the matches (so a slot is Matched before its claim request comes, as in
-        HTCondor); all startds at once, each given a few seconds: a slow or lost startd only
-        means its slots stay Unclaimed until claimed, as without the message."""
-        by_startd: dict[str, list[str]] = {}
-        for m in matches:
-            ad = ClassAd.from_wire(m["slot_ad"])
-            if m["preempt"] or ad.get_value("PartitionableSlot") is True:
-                continue
-            address = str(ad.get_value("StartdIpAddr") or ad.get_value("MyAddress") or "")
-            if address:
-                by_startd.setdefault(address, []).append(str(m["claim_id"]))
+    async def _tell_startds(self, by_startd: dict[str, list[str]]) -> None:
+        """Tell each startd which of its free slots were matched (MATCH_INFO: startd address ->
+        offered claim ids), before the schedd hears of the matches (so a slot is Matched before
+        its claim request comes, as in HTCondor); all startds at once, each given a few seconds:
+        a slow or lost startd only means its slots stay Unclaimed until claimed, as without it."""
         if by_startd:
             gate = asyncio.Semaphore(MATCH_INFO_PARALLEL)
             await asyncio.gather(*(self._match_info(a, ids, gate) for a, ids in by_startd.items()))
@@ -405,6 +397,7 @@ class Negotiator(Daemon, PriorityCommands):
                 return made
             slot_ads = None
             matches: list[dict[str, Any]] = []
+            matched_free: dict[str, list[str]] = {}  # startd address -> claim ids of free static slots matched
             stop = ""
             for req in requests:
                 if not pool.left:
@@ -444,6 +437,9 @@ class Negotiator(Daemon, PriorityCommands):
                     slot_ad = slot.ad.copy() if slot.partitionable else slot.ad
                     matches.append({"id": req["id"], "autocluster": acid, "slot_ad": slot_ad.to_wire(),
                                     "claim_id": slot.claim_id, "preempt": reason})
+                    address = str(slot.ad.get_value("StartdIpAddr") or slot.ad.get_value("MyAddress") or "")
+                    if not reason and not slot.partitionable and address:
+                        matched_free.setdefault(address, []).append(slot.claim_id)
                     victim = slot.customer if reason else "none"
                     pool.take(slot, job)
                     if wanted:
@@ -459,7 +455,7 @@ class Negotiator(Daemon, PriorityCommands):
                 if stop or time.time() > deadline:
                     break
             if matches:
-                await self._tell_startds(matches)
+                await self._tell_startds(matched_free)
                 try:
                     await conn.call("MATCHES", matches=matches)
                 except (WireError, RemoteError) as exc:
