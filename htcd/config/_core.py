@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 
 from htcd.config import conditionals
 from htcd.config._expand import Arith, ConfigError, expand, find_close, split_top
+from htcd.config._lines import assignment, first_word
 from htcd.config._table import COMPUTED, table
 
 #: The HTCondor release whose config language this follows; ``if version`` compares with it.
@@ -400,13 +401,13 @@ class _Parser:
                 line = line[:-1]
             if not line or line.startswith("#") or line.startswith("["):
                 continue
-            word, rest = _first_word(line)
+            word, rest = first_word(line)
             lw = word.lower()
             is_kw = not rest.lstrip().startswith(("=", "@="))
             if is_kw and lw in ("if", "elif", "else", "endif"):
                 active = self._conditional(lw, rest, stack, active, source, where(lineno))
                 continue
-            name, op, value = _assignment(line)
+            name, op, value = assignment(line)
             if op == "@=":
                 tag = value.strip()
                 body: list[str] = []
@@ -508,25 +509,6 @@ class _Parser:
             tname = tname.strip()
             text = _template(cat, tname, source, line)
             self.parse_text(apply_template_args(text, args), source, fixed_line=line)
-
-
-def _first_word(line: str) -> tuple[str, str]:
-    k = 0
-    while k < len(line) and (line[k].isalnum() or line[k] in "_."):
-        k += 1
-    return line[:k], line[k:]
-
-
-def _assignment(line: str) -> tuple[str | None, str | None, str]:
-    name, rest = _first_word(line)
-    if not name:
-        return None, None, ""
-    rest = rest.lstrip()
-    if rest.startswith("@="):
-        return name, "@=", rest[2:]
-    if rest.startswith("=") or rest.startswith(":"):
-        return name, rest[0], rest[1:]
-    return None, None, ""
 
 
 def _run_command(cmd: str) -> str:
