@@ -16,15 +16,17 @@ through the ``htcd`` entry-point group, as on a production host; override the
 ``personal_pool_config`` fixture (config lines, e.g. ``use POLICY : MyPolicy``) or
 ``personal_pool_env`` (e.g. a ``PYTHONPATH`` where the plugin is installed) to change them.
 The pool is stopped by its master's PID after the test, and anything it left is killed and
-reported as a failure.
+reported as a failure; the daemons' logs are kept in the test's ``tmp_path / "pool-logs"``.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -173,9 +175,20 @@ def personal_pool_env() -> dict[str, str]:
 @pytest.fixture
 def personal_pool(tmp_path: Path, personal_pool_config: str,
                   personal_pool_env: dict[str, str]) -> Iterator[PersonalPool]:
-    """A started personal pool, stopped after the test."""
-    pool = PersonalPool(tmp_path / "pool", personal_pool_config, env=personal_pool_env)
+    """A started personal pool, stopped after the test; its daemons' logs are then copied to
+    ``tmp_path / "pool-logs"`` (pytest keeps the last runs' temporary directories).
+
+    The pool lives in a short directory of its own, not in ``tmp_path``: the daemons listen on
+    Unix sockets under it, whose paths may not exceed 107 bytes."""
+    root = Path(tempfile.mkdtemp(prefix="htcd-pool-"))
+    pool = PersonalPool(root, personal_pool_config, env=personal_pool_env)
     try:
         yield pool.start()
     finally:
-        pool.stop()
+        try:
+            pool.stop()
+        finally:
+            if (pool.local / "log").is_dir():
+                shutil.copytree(pool.local / "log", tmp_path / "pool-logs", dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns("sock"))
+            shutil.rmtree(root, ignore_errors=True)

@@ -3,7 +3,7 @@ run nothing else."""
 
 import os
 
-from htcd.testing import PersonalPool, wait_for
+from htcd.testing import PersonalPool
 
 JOB = "#!/bin/sh\necho \"$EXAMPLE_UNIVERSE\"\n"
 
@@ -14,7 +14,7 @@ def test_example_universe_runs_jobs_and_its_policy_keeps_others_out(personal_poo
     script.write_text(JOB)
     os.chmod(script, 0o755)
     slots = pool.htcd("status", "-af", "StarterAbilityList", "ExampleUniverseVersion").stdout.splitlines()
-    assert slots and all(line.split() == ["example,vanilla", '"0.1.0"'] for line in slots), slots
+    assert slots and all(line.split() == ["example,vanilla", "0.1.0"] for line in slots), slots
 
     vanilla = pool.submit("executable = job.sh\noutput = v.out\nqueue\n", "v.sub")
     example = pool.submit("universe = example\nexecutable = job.sh\noutput = e.out\nqueue\n", "e.sub")
@@ -23,7 +23,8 @@ def test_example_universe_runs_jobs_and_its_policy_keeps_others_out(personal_poo
     assert (pool.jobs_dir / "e.out").read_text() == "hi from the example universe\n"
 
     # the policy template's START keeps the vanilla job idle on these slots
+    assert pool.htcd("config_val", "START").stdout.strip() == '(TARGET.PluginUniverse =?= "example") && (True)'
     assert pool.job_attrs(f"{vanilla}.0", "JobStatus") == ["1"]
-    wait_for(lambda: "START" in pool.htcd("q", "-better-analyze", f"{vanilla}.0").stdout, 30,
-             "the analysis to name START")
+    analysis = pool.htcd("q", "-better-analyze", f"{vanilla}.0").stdout
+    assert "2 reject your job because of their own requirements" in analysis, analysis
     assert not (pool.jobs_dir / "v.out").exists()
