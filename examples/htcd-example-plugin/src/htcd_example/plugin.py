@@ -15,7 +15,6 @@ from htcd_example.universe import ExampleUniverse
 # satisfy): this execute point's slots run only jobs of the example universe.
 POLICY = """\
 START = (TARGET.PluginUniverse =?= "example") && ($(1:True))
-EXAMPLE_POLICY_IN_USE = True
 """
 
 

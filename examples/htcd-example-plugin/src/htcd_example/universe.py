@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from typing import Any
 
 from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError, join_cgroup
 
@@ -33,16 +34,17 @@ class ExampleJob(RunningJob):
 
 class ExampleUniverse(Universe):
     name = "example"
+    greeting = "hello"
 
-    def configure(self, config: object) -> None:
-        # knobs are read here; ``config.get`` is how (the startd's htcd.config.Config)
-        self.greeting = getattr(config, "get", lambda _n: None)("EXAMPLE_GREETING") or "hello"
+    def configure(self, config: Any) -> None:
+        """Read the knobs (``config`` is the startd's htcd.config.Config), again at each reconfig."""
+        self.greeting = config.get("EXAMPLE_GREETING") or "hello"
 
     def machine_attributes(self) -> dict[str, object]:
         return {"ExampleUniverseVersion": __version__}
 
     async def start(self, ctx: JobContext) -> RunningJob:
-        env = {**ctx.environment, "EXAMPLE_UNIVERSE": getattr(self, "greeting", "hello")}
+        env = {**ctx.environment, "EXAMPLE_UNIVERSE": self.greeting}
         try:
             with open(ctx.stdin, "rb") as i, open(ctx.stdout, "ab") as o, open(ctx.stderr, "ab") as e:
                 proc = await asyncio.create_subprocess_exec(
