@@ -80,14 +80,17 @@ class PluginManager:
     def load_entry_points(self) -> PluginManager:
         """Load every plugin of the ``htcd`` entry-point group once (later calls do nothing).
 
-        pluggy's loader stops at the first entry point that fails to import, so it is asked for
-        one entry point at a time: a broken one is disabled and the next loaded."""
+        pluggy's loader stops at the first entry point that fails to import or register, so when
+        one does, the rest are loaded one entry point at a time: the broken one is disabled and
+        the others load."""
         if self.loaded:
             return self
         self.loaded = True
+        eps = []
         for ep in importlib.metadata.entry_points(group=hookspecs.PROJECT):
             if ep.name in self.info:  # a second distribution with the same name: pluggy keeps the first
                 continue
+            eps.append(ep)
             dist = getattr(ep, "dist", None)
             self.info[ep.name] = PluginInfo(ep.name, ep.value, dist.name if dist else "",
                                             dist.version if dist else "")
@@ -95,13 +98,19 @@ class PluginManager:
                 self.info[ep.name].blocked = True
                 self.pm.set_blocked(ep.name)
                 self.log.info("plugin %s is blocked by %s", ep.name, BLOCKED_KNOB)
-                continue
-            try:
-                self.pm.load_setuptools_entrypoints(hookspecs.PROJECT, name=ep.name)
-            except Exception as exc:  # a broken plugin must not take the daemon down
-                self._disable(ep.name, f"cannot load {ep.value}: {exc!r}")
-                continue
-            self._validate(ep.name)
+        try:
+            self.pm.load_setuptools_entrypoints(hookspecs.PROJECT)
+        except Exception:
+            for ep in eps:
+                if self.pm.get_plugin(ep.name) is not None or self.pm.is_blocked(ep.name):
+                    continue
+                try:
+                    self.pm.load_setuptools_entrypoints(hookspecs.PROJECT, name=ep.name)
+                except Exception as exc:  # a broken plugin must not take the daemon down
+                    self._disable(ep.name, f"cannot load {ep.value}: {exc!r}")
+        for ep in eps:
+            self._refuse_wrappers(ep.name)
+        self._refuse_unknown_hooks()
         return self
 
     def register(self, plugin: Any, name: str) -> None:
@@ -115,26 +124,33 @@ class PluginManager:
         except Exception as exc:
             self._disable(name, f"cannot register: {exc}")
             return
-        self._validate(name)
+        self._refuse_wrappers(name)
+        self._refuse_unknown_hooks()
 
-    def _validate(self, name: str) -> None:
-        """Refuse a registered plugin that wraps a hook or names a hook that does not exist."""
+    def _refuse_wrappers(self, name: str) -> None:
+        """Disable a registered plugin that wraps a hook: each implementation is called on its own."""
         plugin = self.pm.get_plugin(name)
-        if plugin is None:
-            return
-        for caller in self.pm.get_hookcallers(plugin) or []:
+        for caller in (self.pm.get_hookcallers(plugin) or []) if plugin is not None else []:
             for impl in caller.get_hookimpls():
-                if impl.plugin is plugin and (impl.hookwrapper or getattr(impl, "wrapper", False)):
+                if impl.plugin is plugin and (impl.hookwrapper or impl.wrapper):
                     self._disable(name, f"{caller.name} is a hook wrapper; htcd calls each implementation on "
                                         "its own and does not support wrappers")
                     return
-        try:
-            self.pm.check_pending()
-        except pluggy.PluginValidationError:
-            unknown = sorted(c.name for c in self.pm.get_hookcallers(plugin) or []
-                             if not c.has_spec() and any(not i.optionalhook for i in c.get_hookimpls()))
-            self._disable(name, f"unknown hook {', '.join(unknown) or '?'}: htcd.hookspecs has no such hook "
-                                "(misspelled?)")
+
+    def _refuse_unknown_hooks(self) -> None:
+        """pluggy's check_pending: disable each plugin with an ``@hookimpl`` that names no hook."""
+        while True:
+            try:
+                self.pm.check_pending()
+                return
+            except pluggy.PluginValidationError as exc:
+                name = self.pm.get_name(exc.plugin)
+                if name is None:  # cannot happen: check_pending only sees registered plugins
+                    raise
+                unknown = sorted(c.name for c in self.pm.get_hookcallers(exc.plugin) or []
+                                 if not c.has_spec() and any(not i.optionalhook for i in c.get_hookimpls()))
+                self._disable(name, f"unknown hook {', '.join(unknown)}: htcd.hookspecs has no such hook "
+                                    "(misspelled?)")
 
     def _disable(self, name: str, why: str) -> None:
         self.disabled[name] = why

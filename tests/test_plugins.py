@@ -226,3 +226,27 @@ def test_the_environment_blocks_before_the_config_is_read(monkeypatch, fresh_man
 def test_blocked_names() -> None:
     assert blocked_names(" a,B  c,,d ") == {"a", "b", "c", "d"}
     assert blocked_names(None) == set() == blocked_names("")
+
+
+def test_each_broken_entry_point_is_disabled_for_its_own_fault(pool_dir, monkeypatch) -> None:  # noqa: ANN001
+    """pluggy's loader stops at the first failure; the others still load, and each unknown hook
+    is charged to the plugin that names it."""
+    import sys
+
+    typo = "from htcd.hookspecs import hookimpl\n\n@hookimpl\ndef htcd_{}(): pass\n"
+    install(pool_dir, "aa_typo_xyz", typo.format("machine_attribute"), "aa_typo")
+    install(pool_dir, "ab_ghost_xyz", "raise ImportError('half installed')\n", "ab_ghost")
+    install(pool_dir, "ac_typo_xyz", typo.format("transfer_plugin"), "ac_typo")
+    install(pool_dir, "counting_plugin_xyz", COUNTING_PLUGIN, "counting")
+    monkeypatch.syspath_prepend(str(pool_dir))
+    try:
+        pm = PluginManager().load_entry_points()
+    finally:
+        for module in ("aa_typo_xyz", "ab_ghost_xyz", "ac_typo_xyz", "counting_plugin_xyz"):
+            sys.modules.pop(module, None)
+    assert pm.disabled["aa_typo"].startswith("unknown hook htcd_machine_attribute:")
+    assert pm.disabled["ac_typo"].startswith("unknown hook htcd_transfer_plugin:")
+    assert "half installed" in pm.disabled["ab_ghost"]
+    assert set(pm.disabled) == {"aa_typo", "ab_ghost", "ac_typo"}
+    assert pm.machine_attributes(None) == {"HasCounting": True}
+    assert "vanilla" in pm.universes() and "file" in pm.transfer_plugins()

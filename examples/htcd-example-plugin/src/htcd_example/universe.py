@@ -26,7 +26,7 @@ class ExampleJob(RunningJob):
     def signal(self, signum: int) -> None:
         if self.proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.pgid, signum)
+                os.killpg(self.proc.pid, signum)
 
     def kill(self) -> None:
         self.signal(signal.SIGKILL)
