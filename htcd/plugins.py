@@ -62,13 +62,15 @@ class PluginManager:
         self.block(blocked or set())
 
     def block(self, names: set[str]) -> None:
-        """Block plugins by name (case-insensitive): those not loaded yet never are, those loaded
-        are unregistered (pluggy's blocking, which keys on the exact name, so every spelling
-        of an entry point's name that matches is blocked)."""
+        """Block plugins by name, case-insensitive: those not loaded yet never are, those loaded
+        are unregistered.  pluggy's ``set_blocked`` takes exact names, so it is given every
+        known name that matches."""
         wanted = {n.lower() for n in names}
+        if not wanted:
+            return
         self.blocked |= wanted
         known = {name for name, _ in self.pm.list_name_plugin()} | set(self.info)
-        known |= {ep.name for ep in importlib.metadata.entry_points(group=hookspecs.PROJECT)} if wanted else set()
+        known |= {ep.name for ep in importlib.metadata.entry_points(group=hookspecs.PROJECT)}
         for name in sorted(known | wanted):
             if name.lower() in wanted and not self.pm.is_blocked(name):
                 if self.pm.get_plugin(name) is not None:
