@@ -9,6 +9,13 @@ included, so a third-party plugin is registered exactly like ``htcd_plugins.vani
 
 A plugin may import only ``htcd.hookspecs``, ``htcd.universe`` and ``htcd.classad``.  A plugin
 that fails to import, or raises from a hook, is logged and disabled; the daemon goes on.
+
+pluggy's contract holds: an implementation may declare only some of a hook's arguments and
+gets just those (so a hook may gain arguments without breaking plugins), and an ``@hookimpl``
+whose name is no hook below disables its plugin.  Hook wrappers are refused: every
+implementation is called on its own.  ``PLUGINS_BLOCKED`` keeps plugins from loading, and
+``htcd plugins`` lists them all with why any is disabled.  docs/plugins.md walks through a
+complete plugin package and ``htcd.testing``, a pytest fixture that runs it on a real pool.
 """
 
 from __future__ import annotations

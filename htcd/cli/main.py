@@ -45,6 +45,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "transfer_data": ("transfer_data", "fetch the output of jobs submitted with -spool"),
     "version": ("control", "print the version"),
     "classad_eval": ("classad_eval", "evaluate ClassAd expressions (or a JSON-lines stream of them)"),
+    "plugins": ("plugins", "list the plugins, the hooks each implements, and why any is disabled"),
     "fleet": ("fleet", "run a read-only tool on, or fetch logs from, every host of an Ansible inventory"),
 }
 
@@ -84,9 +85,9 @@ def _wanted(argv: list[str]) -> str | None:
 
 
 def _plugin_templates() -> None:
-    from htcd.plugins import PluginManager
+    from htcd.plugins import get_plugin_manager
 
-    PluginManager().load_entry_points().register_config_templates()
+    get_plugin_manager().register_config_templates()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd, ClassAdSyntaxError, is_true, parse_expr
-from htcd.plugins import PluginManager
+from htcd.plugins import get_plugin_manager
 from htcd.schedd.jobs import HELD, IDLE, RUNNING, Job
 from htcd.starter import jobenv
 from htcd.starter.starter import kill_signal
@@ -120,7 +120,7 @@ class LocalJobs:
     # -- starting ------------------------------------------------------------------------
     def universes(self) -> dict[str, Universe]:
         if self._universes is None:
-            pm = PluginManager(self.schedd.log).load_entry_points()
+            pm = get_plugin_manager(self.schedd.config, self.schedd.log)
             self._universes = pm.universes()
             self.schedd.log.info("universes for local and scheduler jobs: %s",
                                  ", ".join(sorted(self._universes)) or "none")

@@ -20,7 +20,7 @@ from typing import Any
 from htcd.classad import ClassAd, parse_expr
 from htcd.daemon import Daemon, keepalive
 from htcd.errors import UserError
-from htcd.plugins import PluginManager
+from htcd.plugins import get_plugin_manager
 from htcd.startd import layout, machine, states
 from htcd.startd.ads import slot_ad
 from htcd.startd.claims import ClaimCommands, JobRun, job_lease
@@ -71,7 +71,7 @@ class Startd(ClaimCommands, Daemon):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.plugins = PluginManager(self.log)
+        self.plugins = get_plugin_manager(self.config, self.log)
         self.universes: dict[str, Universe] = {}
         self.machine = machine.detect(self.config)
         # a layout that does not fit stops the startd here, before it listens, with file:line

@@ -27,9 +27,9 @@ def transfer_plugins() -> dict[str, Callable[..., None]]:
     """The URL schemes the ``htcd_transfer_plugins`` hook registers (loaded once per process)."""
     global _plugins
     if _plugins is None:
-        from htcd.plugins import PluginManager
+        from htcd.plugins import get_plugin_manager
 
-        _plugins = PluginManager().load_entry_points().transfer_plugins()
+        _plugins = get_plugin_manager().transfer_plugins()
     return _plugins
 
 
