@@ -19,6 +19,10 @@ plugin API: ``htcd.hookspecs``, ``htcd.universe``, ``htcd.classad`` and ``htcd.e
 Every import counts, at module level or inside a function, and ``if TYPE_CHECKING:`` ones too:
 a type named across layers is a dependency a reader must follow all the same.
 
+A name with a leading underscore stays in its module: one that another module needs is made
+public (the CLI's shared helpers are in ``htcd.cli.common``).  Nothing in htcd imports a module
+from its old home in ``MOVED``.
+
 ``python tests/layering.py`` prints the violations and the import cycles.
 """
 
@@ -57,6 +61,10 @@ LAYER_OF_PACKAGE = {
     **{name: DAEMON for name in DAEMON_PACKAGES},
 }
 DAEMON_HOSTS = {("startd", "starter")}  # (daemon, the package it runs in its own process)
+# Old homes kept only for importers outside htcd (tests, scripts): htcd itself uses the new one.
+MOVED = {"htcd.daemon.locate": "htcd.wire.locate"}
+# Private names shared on purpose between two modules of one package: (importer, name).
+SHARED_PRIVATE = {("htcd.classad.ad", "htcd.classad.expr._NC")}  # the evaluator's "not a constant"
 PLUGIN_API = ("htcd.hookspecs", "htcd.universe", "htcd.classad", "htcd.errors")
 
 
@@ -68,6 +76,7 @@ class Import:
     target: str
     line: int
     deferred: bool  # inside a function or an ``if TYPE_CHECKING:`` block
+    name: str = ""  # the name taken by ``from target import name`` when it is no module
 
 
 @dataclass(frozen=True)
@@ -117,7 +126,10 @@ def _imports_in(tree: ast.AST, module: str, is_package: bool, known: set[str]) -
                 source = resolve(child)
                 for alias in child.names:
                     sub = f"{source}.{alias.name}"
-                    yield Import(module, sub if sub in known else source, child.lineno, deferred)
+                    if sub in known:
+                        yield Import(module, sub, child.lineno, deferred)
+                    else:
+                        yield Import(module, source, child.lineno, deferred, alias.name)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 yield from visit(child, True)
             elif isinstance(child, ast.If) and _is_type_checking(child.test):
@@ -156,6 +168,12 @@ def layer_of(module: str) -> tuple[int, str]:
 
 def violation(imp: Import) -> Violation | None:
     """The rule ``imp`` breaks, if any."""
+    if imp.name.startswith("_") and imp.name != "__version__" and (
+        (imp.module, f"{imp.target}.{imp.name}") not in SHARED_PRIVATE
+    ):
+        return Violation(imp.module, f"{imp.target}.{imp.name}", "a private name stays in its module")
+    if imp.target in MOVED:
+        return Violation(imp.module, imp.target, f"moved to {MOVED[imp.target]}")
     src_layer, src_pkg = layer_of(imp.module)
     dst_layer, dst_pkg = layer_of(imp.target)
 
@@ -188,7 +206,7 @@ def violations() -> list[Violation]:
     seen: dict[tuple[str, str], Violation] = {}
     for imp in project_imports():
         found = violation(imp)
-        if found is not None:
+        if found is not None and not (found.module in MOVED and found.rule.startswith("moved")):
             seen.setdefault((found.module, found.target), found)
     return sorted(seen.values(), key=str)
 

@@ -36,6 +36,7 @@ def add_target_options(p: argparse.ArgumentParser, name: bool = True) -> None:
 
 def schedd_address(args: argparse.Namespace, subsystem: str = "TOOL") -> Any:
     from htcd.cli import common
+    from htcd.client import schedd
     from htcd.wire.address import Address
 
     if getattr(args, "addr", None):
@@ -47,7 +48,7 @@ def schedd_address(args: argparse.Namespace, subsystem: str = "TOOL") -> Any:
     if getattr(args, "pool", None):
         cfg = cfg.copy()
         cfg.define("COLLECTOR_HOST", args.pool, "<-pool>", 0)
-    return common.schedd_address(cfg, getattr(args, "name", None))[0]
+    return schedd.address(cfg, getattr(args, "name", None))[0]
 
 
 # -- submit -spool -----------------------------------------------------------------------

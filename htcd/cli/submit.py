@@ -110,13 +110,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"{len(procs)} job(s) dry-run to cluster 1.")
         return 0
     from htcd.cli import spooling
-    from htcd.schedd.client import ScheddClient
+    from htcd.client.schedd import ScheddClient, address
 
     spool = bool(args.spool or args.remote)
     if args.remote:
         args.name = args.remote
     addr = spooling.schedd_address(args, "SUBMIT") if args.addr or args.pool or args.name else \
-        common.schedd_address(cfg, None)[0]
+        address(cfg, None)[0]
 
     built: list[tuple[dict[str, str], list[dict[str, str]]]] = []
 

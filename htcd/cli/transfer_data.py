@@ -24,12 +24,11 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 
 def run(args: argparse.Namespace) -> int:
-    from htcd.cli import spooling
-    from htcd.cli.act import _selection
+    from htcd.cli import common, spooling
+    from htcd.client.schedd import ScheddClient
     from htcd.errors import UserError
-    from htcd.schedd.client import ScheddClient
 
-    ids, constraint = _selection(args.targets, args.constraint, args.all)
+    ids, constraint = common.job_selection(args.targets, args.constraint, args.all)
     if not ids and not constraint:
         raise UserError("say which jobs: CLUSTER, CLUSTER.PROC, OWNER, -constraint EXPR or -all")
     addr = spooling.schedd_address(args)

@@ -406,7 +406,7 @@ class _Parser:
             if is_kw and lw in ("if", "elif", "else", "endif"):
                 active = self._conditional(lw, rest, stack, active, source, where(lineno))
                 continue
-            name, op, value = _assignment(line)
+            name, op, value = assignment_parts(line)
             if op == "@=":
                 tag = value.strip()
                 body: list[str] = []
@@ -517,7 +517,7 @@ def _first_word(line: str) -> tuple[str, str]:
     return line[:k], line[k:]
 
 
-def _assignment(line: str) -> tuple[str | None, str | None, str]:
+def assignment_parts(line: str) -> tuple[str | None, str | None, str]:
     name, rest = _first_word(line)
     if not name:
         return None, None, ""

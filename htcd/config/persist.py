@@ -59,9 +59,9 @@ def format_assignment(name: str, raw: str) -> list[str]:
 
 def parse_setting(item: str) -> tuple[str, str]:
     """``"NAME = value"`` -> (NAME, value); anything else is a ConfigError saying the form."""
-    from htcd.config._core import _assignment
+    from htcd.config._core import assignment_parts
 
-    name, op, rest = _assignment(item.strip())
+    name, op, rest = assignment_parts(item.strip())
     if name is None or op != "=":
         raise ConfigError(f"{item!r}: expected NAME = value")
     return name, rest.strip()
@@ -124,7 +124,7 @@ def _reason(err: ConfigError, name: str, raw: str) -> str:
 
 def read_settings(path: str) -> dict[str, str]:
     """The settings of a persistent file as written (no expansion), in file order."""
-    from htcd.config._core import _assignment
+    from htcd.config._core import assignment_parts
 
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
@@ -140,7 +140,7 @@ def read_settings(path: str) -> dict[str, str]:
         i += 1
         if not line or line.startswith("#"):
             continue
-        name, op, rest = _assignment(line)
+        name, op, rest = assignment_parts(line)
         if name is None:
             raise ConfigError(f"not a setting: {line}", source=path, line=i)
         if op == "@=":
