@@ -14,7 +14,7 @@ Layers, lowest first; a module may import its own layer and the ones below, neve
 
 ``htcd.client`` may not import ``htcd.daemon`` either: it sits beside the daemon core, so a
 tool never loads the server runtime.  Plugins (``htcd_plugins``) may import only the public
-plugin API: ``htcd.hookspecs``, ``htcd.universe``, ``htcd.classad`` and ``htcd.errors``.
+plugin API: ``htcd.hookspecs``, ``htcd.universe`` and ``htcd.classad``.
 
 Every import counts, at module level or inside a function, and ``if TYPE_CHECKING:`` ones too:
 a type named across layers is a dependency a reader must follow all the same.
@@ -65,7 +65,7 @@ DAEMON_HOSTS = {("startd", "starter")}  # (daemon, the package it runs in its ow
 MOVED = {"htcd.daemon.locate": "htcd.wire.locate"}
 # Private names shared on purpose between two modules of one package: (importer, name).
 SHARED_PRIVATE = {("htcd.classad.ad", "htcd.classad.expr._NC")}  # the evaluator's "not a constant"
-PLUGIN_API = ("htcd.hookspecs", "htcd.universe", "htcd.classad", "htcd.errors")
+PLUGIN_API = ("htcd.hookspecs", "htcd.universe", "htcd.classad")  # as htcd/hookspecs.py says
 
 
 @dataclass(frozen=True)
