@@ -25,6 +25,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 def run(args: argparse.Namespace) -> int:
     from htcd.cli import common, spooling
+    from htcd.client import spool
     from htcd.client.schedd import ScheddClient
     from htcd.errors import UserError
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     addr = spooling.schedd_address(args)
     print("Fetching data files...")
     with ScheddClient(addr) as schedd:
-        done, skipped, _, _ = spooling.fetch(schedd.conn, ids, constraint)
+        done, skipped, _, _ = spool.fetch(schedd.conn, ids, constraint)
     for job, why in sorted(skipped.items()):
         if why != "not spooled" or ids:
             print(f"Job {job}: {why}", file=sys.stderr)
