@@ -10,7 +10,8 @@ Layers, lowest first; a module may import its own layer and the ones below, neve
     daemons   htcd.collector, htcd.negotiator, htcd.schedd, htcd.startd, htcd.master,
               htcd.starter -- each only its own package, never another daemon's, except that
               the startd imports the starter it runs as a task
-    cli       htcd.cli; nothing imports it but htcd.__main__
+    cli       htcd.cli; nothing imports it but htcd.__main__; it talks to daemons only through
+              htcd.client (never htcd.wire.client or htcd.wire.framing itself)
 
 ``htcd.client`` may not import ``htcd.daemon`` either: it sits beside the daemon core, so a
 tool never loads the server runtime.  Plugins (``htcd_plugins``) may import only the public
@@ -65,6 +66,7 @@ DAEMON_HOSTS = {("startd", "starter")}  # (daemon, the package it runs in its ow
 MOVED = {"htcd.daemon.locate": "htcd.wire.locate"}
 # Private names shared on purpose between two modules of one package: (importer, name).
 SHARED_PRIVATE = {("htcd.classad.ad", "htcd.classad.expr._NC")}  # the evaluator's "not a constant"
+CLIENT_ONLY = ("htcd.wire.client", "htcd.wire.framing")  # the CLI reaches these through htcd.client
 PLUGIN_API = ("htcd.hookspecs", "htcd.universe", "htcd.classad")  # as htcd/hookspecs.py says
 
 
@@ -196,6 +198,8 @@ def violation(imp: Import) -> Violation | None:
         (src_pkg, dst_pkg) not in DAEMON_HOSTS
     ):
         return broken("daemons never import each other")
+    if src_layer == CLI and imp.target in CLIENT_ONLY:
+        return broken("the CLI talks to daemons through htcd.client")
     if src_layer == CLIENT and dst_pkg == "daemon":
         return broken("the client sits beside the daemon core, not on it")
     return None

@@ -43,6 +43,9 @@ def test_the_checker_sees_every_kind_of_import() -> None:
     ("htcd.schedd.daemon", "htcd.cli.common", "nothing imports htcd.cli"),
     ("htcd.__main__", "htcd.cli.main", None),
     ("htcd.client.schedd", "htcd.daemon.core", "beside the daemon core"),
+    ("htcd.client.schedd", "htcd.wire.client", None),
+    ("htcd.cli.q", "htcd.wire.client", "through htcd.client"),
+    ("htcd.cli.q", "htcd.client.schedd", None),
     ("htcd.client.schedd", "htcd.schedd.jobs", "client imports daemon"),
     ("htcd.classad.ad", "htcd.config", None),
     ("htcd.config._core", "htcd.wire.address", "language imports wire"),
@@ -67,3 +70,13 @@ def test_a_violation_in_a_function_is_found() -> None:
     found = list(_imports_in(tree, "htcd.wire.server", False, {"htcd.daemon.log", "htcd.schedd.jobs"}))
     assert [(i.target, i.deferred) for i in found] == [("htcd.daemon.log", True), ("htcd.schedd.jobs", True)]
     assert violation(found[0]) is not None and violation(found[1]) is not None
+
+
+def test_private_names_and_old_homes() -> None:
+    private = violation(Import("htcd.cli.history", "htcd.cli.q", 1, True, "_constraint"))
+    assert private is not None and str(private) == \
+        "htcd.cli.history -> htcd.cli.q._constraint (a private name stays in its module)"
+    assert violation(Import("htcd.cli.history", "htcd.cli.common", 1, True, "job_constraint")) is None
+    assert violation(Import("htcd.daemon.core", "htcd", 1, False, "__version__")) is None
+    moved = violation(Import("htcd.daemon.core", "htcd.daemon.locate", 1, False))
+    assert moved is not None and "htcd.wire.locate" in moved.rule
