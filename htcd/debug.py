@@ -121,7 +121,7 @@ def flags_of(logger_name: str) -> DebugFlags | None:
     return _FLAGS.get(logger_name)
 
 
-def split_flag(flag: str) -> tuple[str, bool]:
+def _split(flag: str) -> tuple[str, bool]:
     name, _, level = flag.partition(":")
     name = name.upper()
     if name == "D_FULLDEBUG":
@@ -133,14 +133,14 @@ def enabled(log: logging.Logger, flag: str) -> bool:
     """Whether ``log`` writes messages of ``flag`` (``D_COMMAND``, ``D_COMMAND:2``, ``D_FULLDEBUG``);
     check it before building an expensive message."""
     flags = _FLAGS.get(log.name)
-    cat, verbose = split_flag(flag)
+    cat, verbose = _split(flag)
     return flags.enabled(cat, verbose) if flags is not None else (cat in ALWAYS_ON and not verbose)
 
 
 def dprintf(log: logging.Logger, flag: str, msg: str, *args: object) -> None:
     """Log ``msg`` under an HTCondor category: ``dprintf(log, "D_COMMAND", "...")``; ``D_X:2`` is
     the category's verbose level."""
-    cat, verbose = split_flag(flag)
+    cat, verbose = _split(flag)
     flags = _FLAGS.get(log.name)
     if flags is not None and not flags.enabled(cat, verbose):
         return
