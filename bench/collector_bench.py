@@ -143,7 +143,7 @@ def run(n: int, workers: int, rate: float, udp_seconds: float, query_seconds: fl
     os.environ["HTCD_CONFIG"] = env["HTCD_CONFIG"]
     try:
         from htcd.config import load
-        from htcd.daemon import locate
+        from htcd.wire import locate
         from htcd.wire.client import Connection
 
         addr = str(locate.collector(load("TOOL")))

@@ -47,7 +47,7 @@ def slot_ad(i: int) -> dict[str, str]:
 
 def inject(env: dict[str, str], n: int) -> None:
     from htcd.config import load
-    from htcd.daemon import locate
+    from htcd.wire import locate
     from htcd.wire.client import Connection
     old = os.environ.get("HTCD_CONFIG")
     os.environ["HTCD_CONFIG"] = env["HTCD_CONFIG"]

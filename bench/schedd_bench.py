@@ -2,7 +2,7 @@
 how long ``q -totals`` waits while a large submit is being committed.
 
 Runs a real pool (master, collector and schedd: no negotiator or startd, so jobs stay queued) in
-a temp dir.  Submits go through ``htcd.schedd.client`` exactly as ``htcd submit`` does (the
+a temp dir.  Submits go through ``htcd.client.schedd`` exactly as ``htcd submit`` does (the
 submit library builds the ads); queries run the real ``htcd q`` as a subprocess.
 
     python bench/schedd_bench.py [--quick] [--jobs N]
@@ -48,8 +48,8 @@ def timed(env: dict[str, str], *args: str) -> float:
 
 def submit(addr: str, procs: int, clusters: int) -> tuple[float, float]:
     """(wall seconds for ``clusters`` clusters of ``procs`` procs, seconds spent building ads)."""
+    from htcd.client.schedd import ScheddClient
     from htcd.config import load
-    from htcd.schedd.client import ScheddClient
     from htcd.submit import parse_submit
 
     desc = parse_submit(SUBMIT + f"queue {procs}\n", "bench.sub")
@@ -72,7 +72,7 @@ def submit(addr: str, procs: int, clusters: int) -> tuple[float, float]:
 
 def poll_totals(addr: str, stop: threading.Event, worst: list[float]) -> None:
     """Ask for totals on its own connection, as fast as answers come, recording the slowest."""
-    from htcd.schedd.client import ScheddClient
+    from htcd.client.schedd import ScheddClient
 
     with ScheddClient(addr) as schedd:
         while not stop.is_set():
@@ -88,8 +88,9 @@ def run(jobs: int) -> dict[str, float]:
     os.environ["HTCD_CONFIG"] = env["HTCD_CONFIG"]
     try:
         from htcd.cli import common
+        from htcd.client import schedd
 
-        addr = str(common.schedd_address(common.config())[0])
+        addr = str(schedd.address(common.config())[0])
         pid = schedd_pid(master)
         rss0 = psutil.Process(pid).memory_info().rss
         # one cluster of `jobs` procs, with totals polled from a separate process meanwhile

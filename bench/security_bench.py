@@ -56,8 +56,7 @@ def main() -> None:
     try:
         os.environ["HTCD_CONFIG"] = env["HTCD_CONFIG"]
         from htcd.config import load
-        from htcd.daemon import locate
-        from htcd.wire import tokens
+        from htcd.wire import locate, tokens
         from htcd.wire.address import Address
         from htcd.wire.authn import ClientSecurity
         from htcd.wire.client import Connection

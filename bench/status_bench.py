@@ -120,7 +120,7 @@ def end_to_end(n: int, workers: int) -> dict[str, float]:
     try:
         os.environ["HTCD_CONFIG"] = env["HTCD_CONFIG"]
         from htcd.config import load
-        from htcd.daemon import locate
+        from htcd.wire import locate
 
         addr = str(locate.collector(load("TOOL")))
         ctx = mp.get_context("fork")

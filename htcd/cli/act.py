@@ -25,30 +25,20 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     return run
 
 
-def _selection(targets: list[str], constraint: str | None, everything: bool = False) -> tuple[list[str], str | None]:
-    ids = [t for t in targets if t.replace(".", "", 1).isdigit()]
-    owners = [t for t in targets if t not in ids]
-    constraints = [f"({constraint})"] if constraint else []
-    if owners:
-        constraints.append("(" + " || ".join(f'Owner == "{o}"' for o in owners) + ")")
-    if everything:
-        constraints.append("true")
-    return ids, " || ".join(constraints) or None
-
-
 def _schedd(args: argparse.Namespace):  # noqa: ANN202
     from htcd.cli import common
-    from htcd.schedd.client import ScheddClient
+    from htcd.client import schedd
 
-    addr, _ = common.schedd_address(common.config(), args.name)
-    return ScheddClient(addr)
+    addr, _ = schedd.address(common.config(), args.name)
+    return schedd.ScheddClient(addr)
 
 
 def act(tool: str, args: argparse.Namespace) -> int:
+    from htcd.cli import common
     from htcd.errors import UserError
 
     action, done = ACTIONS[tool]
-    ids, constraint = _selection(args.targets, args.constraint, args.all)
+    ids, constraint = common.job_selection(args.targets, args.constraint, args.all)
     if not ids and not constraint:
         raise UserError("say which jobs: CLUSTER, CLUSTER.PROC, OWNER, -constraint EXPR or -all")
     try:
@@ -70,6 +60,7 @@ def act(tool: str, args: argparse.Namespace) -> int:
 
 def qedit(args: argparse.Namespace) -> int:
     """``htcd qedit [CLUSTER|CLUSTER.PROC|OWNER | -constraint EXPR] ATTR VALUE [ATTR VALUE ...]``."""
+    from htcd.cli import common
     from htcd.errors import UserError
 
     words = list(args.words)
@@ -78,7 +69,7 @@ def qedit(args: argparse.Namespace) -> int:
     if not pairs or len(pairs) % 2:
         raise UserError("usage: htcd qedit [CLUSTER|CLUSTER.PROC|OWNER | -constraint EXPR] ATTR VALUE ...")
     attrs = dict(zip(pairs[::2], pairs[1::2], strict=True))
-    ids, constraint = _selection(targets, args.constraint)
+    ids, constraint = common.job_selection(targets, args.constraint)
     with _schedd(args) as schedd:
         n = schedd.set_attributes(ids, constraint, attrs)
     for k, v in attrs.items():

@@ -22,22 +22,23 @@ STATUS_NOTES = {2: "Job is running.", 3: "Job has been removed.", 4: "Job is com
 
 
 def run(args: argparse.Namespace) -> int:
-    from htcd.cli import common, q
-    from htcd.schedd.client import ScheddClient
+    from htcd.cli import common
+    from htcd.client import collector
+    from htcd.client.schedd import ScheddClient, address
 
     ids = [*args.analyze, *args.targets]
     if not ids:
         raise UserError("-better-analyze needs a job: htcd q -better-analyze CLUSTER.PROC")
     cfg = common.config()
-    addr, name = common.schedd_address(cfg, args.name)
-    constraint = q._constraint(argparse.Namespace(constraint=args.constraint, targets=ids))
+    addr, name = address(cfg, args.name)
+    constraint = common.job_constraint(argparse.Namespace(constraint=args.constraint, targets=ids))
     with ScheddClient(addr, timeout=300.0) as schedd:
         wires = [w for chunk in schedd.query(constraint) for w in chunk]
     if not wires:
         raise UserError(f"no job {' '.join(ids)} in the queue of schedd {name}")
     jobs = sorted((ClassAd.from_wire(w) for w in wires),
                   key=lambda a: (a.get_value("ClusterId", 0), a.get_value("ProcId", 0)))
-    slots = common.query_collector(cfg, "Machine")
+    slots = collector.query(cfg, "Machine")
     out = sys.stdout
     out.write(f"\n\n-- Schedd: {name} : {addr}\n")
     for job in jobs:

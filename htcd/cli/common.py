@@ -1,82 +1,56 @@
-"""What the tools share: loading config, finding daemons, and talking to them."""
+"""What the tools share: loading config, naming jobs on the command line, time stamps.  Talking
+to the daemons is :mod:`htcd.client`'s."""
 
 from __future__ import annotations
 
+import argparse
 import time
-from typing import Any
 
-from htcd.classad import ClassAd
+from htcd import __version__
 from htcd.config import Config
 from htcd.config import load as load_config
-from htcd.daemon import locate
-from htcd.errors import UserError
-from htcd.wire.address import Address
-from htcd.wire.client import Connection
-from htcd.wire.errors import RemoteError, WireError
+
+# HTCondor's version lines for this htcd, as the daemons put them in their ads (CondorVersion,
+# CondorPlatform); the tools print them without loading the daemon runtime.
+VERSION_STRING = f"$CondorVersion: {__version__} htcd $"
+PLATFORM_STRING = "$CondorPlatform: X86_64-Linux htcd $"
 
 
 def config(subsystem: str = "TOOL") -> Config:
     return load_config(subsystem)
 
 
-def collector(cfg: Config) -> Address:
-    """The collector to talk to first (the first of COLLECTOR_HOST found on this host)."""
-    return locate.collector(cfg)
+def job_selection(targets: list[str], constraint: str | None,
+                  everything: bool = False) -> tuple[list[str], str | None]:
+    """(job ids, constraint) for ``CLUSTER``/``CLUSTER.PROC`` ids, owners, ``-constraint`` and
+    ``-all``, as ``rm``, ``hold``, ``release``, ``qedit``, ``vacate_job`` and ``transfer_data`` take them."""
+    ids = [t for t in targets if t.replace(".", "", 1).isdigit()]
+    owners = [t for t in targets if t not in ids]
+    constraints = [f"({constraint})"] if constraint else []
+    if owners:
+        constraints.append("(" + " || ".join(f'Owner == "{o}"' for o in owners) + ")")
+    if everything:
+        constraints.append("true")
+    return ids, " || ".join(constraints) or None
 
 
-def query_collector_wire(cfg: Config, ad_type: str, constraint: str | None = None,
-                         projection: list[str] | None = None, limit: int = 0) -> list[dict[str, str]]:
-    """The matching ads as the collector sends them (attribute name -> expression text), with
-    no ClassAd parsed: the fast path for tools that print plain projected values.  Tries each
-    collector of COLLECTOR_HOST in turn until one answers."""
-    problems = []
-    for addr in locate.collectors(cfg):
-        try:
-            with Connection(addr) as conn:
-                return conn.call("QUERY_ADS", ad_type=ad_type, constraint=constraint, projection=projection,
-                                 limit=limit)
-        except RemoteError as exc:
-            raise UserError(f"the collector at {addr} refused the query: {exc}") from None
-        except WireError as exc:
-            problems.append(str(exc))
-    raise UserError("cannot reach the collector: " + "; ".join(problems))
-
-
-def query_collector(cfg: Config, ad_type: str, constraint: str | None = None,
-                    projection: list[str] | None = None, limit: int = 0) -> list[ClassAd]:
-    """The matching ads, from the first collector of COLLECTOR_HOST that answers."""
-    return [ClassAd.from_wire(w) for w in query_collector_wire(cfg, ad_type, constraint, projection, limit)]
-
-
-def daemon_address(cfg: Config, subsystem: str) -> Address:
-    """A daemon of this host, by subsystem (the collector may also be another host's)."""
-    subsys = subsystem.upper()
-    addr = collector(cfg) if subsys == "COLLECTOR" else locate.local_daemon(cfg, subsys)
-    if addr is None:
-        raise UserError(f"no {subsys.lower()} is running for LOCAL_DIR {cfg.get('LOCAL_DIR')} "
-                        f"({cfg.get(subsys + '_ADDRESS_FILE')} is missing)")
-    return addr
-
-
-def schedd_address(cfg: Config, name: str | None = None) -> tuple[Address, str]:
-    """(address, name) of the named schedd, or of this host's schedd."""
-    if name is None:
-        local = locate.local_daemon(cfg, "SCHEDD")
-        if local is not None:
-            return local, cfg.get("SCHEDD_NAME") or cfg.get("FULL_HOSTNAME") or ""
-    ads = query_collector(cfg, "Scheduler", f'Name == "{name}"' if name else None, ["Name", "MyAddress"])
-    if not ads:
-        raise UserError(f"no schedd {'named ' + repr(name) + ' ' if name else ''}is known to the collector; "
-                        "is the pool running?")
-    return Address.parse(str(ads[0].get_value("MyAddress"))), str(ads[0].get_value("Name"))
-
-
-def call(address: Address, command: str, what: str, **args: Any) -> Any:
-    try:
-        with Connection(address) as conn:
-            return conn.call(command, **args)
-    except WireError as exc:
-        raise UserError(f"{what}: {exc}") from None
+def job_constraint(args: argparse.Namespace) -> str | None:
+    """The one constraint of ``q``/``history`` arguments: ``-constraint``, then ids or owners
+    (any of them), then ``-run``/``-hold``/``-idle`` (any of them)."""
+    parts = [f"({args.constraint})"] if args.constraint else []
+    alts = []
+    for t in args.targets:
+        if t.replace(".", "", 1).isdigit():
+            c, _, p = t.partition(".")
+            alts.append(f"(ClusterId == {c} && ProcId == {p})" if p else f"ClusterId == {c}")
+        else:
+            alts.append(f'Owner == "{t}"')
+    if alts:
+        parts.append("(" + " || ".join(alts) + ")")
+    states = [f"JobStatus == {n}" for flag, n in (("run", 2), ("hold", 5), ("idle", 1)) if getattr(args, flag, False)]
+    if states:
+        parts.append("(" + " || ".join(states) + ")")
+    return " && ".join(parts) or None
 
 
 def now_stamp() -> str:

@@ -80,9 +80,9 @@ def _named_daemon(cfg: Config, name: str, daemon: str | None) -> tuple[str, Addr
     Only daemons of this host can be reached: tools talk to them over their Unix sockets, and
     TCP connections between hosts are not authenticated yet.
     """
-    from htcd.cli import common
-    from htcd.daemon import locate
+    from htcd.client import collector
     from htcd.errors import UserError
+    from htcd.wire import locate
     from htcd.wire.address import Address
 
     quoted = name.replace("\\", "\\\\").replace('"', '\\"')
@@ -91,7 +91,7 @@ def _named_daemon(cfg: Config, name: str, daemon: str | None) -> tuple[str, Addr
         raise UserError(f"-daemon {daemon}: unknown daemon (known: {', '.join(_AD_SUBSYS.values())})")
     for ad_type, subsys in kinds:
         constraint = f'Name == "{quoted}"' + (f' || Machine == "{quoted}"' if subsys == "STARTD" else "")
-        ads = common.query_collector(cfg, ad_type, constraint, ["Name", "MyAddress"], limit=1)
+        ads = collector.query(cfg, ad_type, constraint, ["Name", "MyAddress"], limit=1)
         if not ads:
             continue
         advertised = Address.parse(str(ads[0].get_value("MyAddress")))
@@ -105,19 +105,18 @@ def _named_daemon(cfg: Config, name: str, daemon: str | None) -> tuple[str, Addr
 def _remote_config(args: argparse.Namespace) -> int:
     """Send -set/-unset/-rset/-runset to a daemon of this host, which checks and stores them."""
     from htcd.cli import common
+    from htcd.client import daemoncore
 
     cfg = common.config()
     if args.name:
         subsys, addr = _named_daemon(cfg, args.name, args.daemon)
     else:
         subsys = (args.daemon or "MASTER").upper()
-        addr = common.daemon_address(cfg, subsys)
+        addr = daemoncore.local_address(cfg, subsys)
     if args.set_ or args.unset:
-        common.call(addr, "DC_CONFIG_PERSIST", f"the {subsys.lower()} refused", set=args.set_ or [],
-                    unset=args.unset or [])
+        daemoncore.set_config(addr, f"the {subsys.lower()} refused", True, args.set_ or [], args.unset or [])
     else:
-        common.call(addr, "DC_CONFIG_RUNTIME", f"the {subsys.lower()} refused", set=args.rset or [],
-                    unset=args.runset or [])
+        daemoncore.set_config(addr, f"the {subsys.lower()} refused", False, args.rset or [], args.runset or [])
     for item in [*(args.set_ or []), *(args.rset or [])]:
         print(f"Successfully set configuration \"{item}\" on {subsys.lower()} {addr}.")
     for name in [*(args.unset or []), *(args.runset or [])]:

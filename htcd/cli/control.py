@@ -33,7 +33,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 
 def _version() -> int:
-    from htcd.daemon.core import PLATFORM_STRING, VERSION_STRING
+    from htcd.cli.common import PLATFORM_STRING, VERSION_STRING
 
     print(VERSION_STRING)
     print(PLATFORM_STRING)
@@ -43,27 +43,16 @@ def _version() -> int:
 def _master(args: argparse.Namespace) -> tuple[Any, str]:
     """(address, how to name it in messages) of the master to talk to."""
     from htcd.cli import common
-    from htcd.errors import UserError
-    from htcd.wire.address import Address
+    from htcd.client import master
 
-    cfg = common.config()
-    if not args.name:
-        return common.daemon_address(cfg, "MASTER"), "local master"
-    name = args.name.replace('"', "")
-    ads = common.query_collector(cfg, "DaemonMaster", f'Name == "{name}" || Machine == "{name}"',
-                                 ["Name", "Machine", "MyAddress"])
-    if not ads:
-        raise UserError(f"Can't find address for master {args.name}: the collector knows no master by that "
-                        "Name or Machine (htcd status -master lists them)")
-    addr = Address.parse(str(ads[0].get_value("MyAddress")))  # another host's: over TCP, with a token
-    return addr, f"master {ads[0].get_value('Name')}"
+    return master.address(common.config(), args.name)
 
 
 def _send(args: argparse.Namespace, command: str, label: str, subject: str | None = None, **cmd_args: Any) -> int:
-    from htcd.cli import common
+    from htcd.client import master
 
     addr, who = _master(args)
-    common.call(addr, command, f"cannot send {label} to the {who}", **cmd_args)
+    master.command(addr, command, f"cannot send {label} to the {who}", **cmd_args)
     about = f' for "{subject}"' if subject else ""
     print(f'Sent "{label}" command{about} to {who}')
     return 0
@@ -112,6 +101,7 @@ def _restart(args: argparse.Namespace) -> int:
 
 def _reconfig(args: argparse.Namespace) -> int:
     from htcd.cli import common
+    from htcd.client import daemoncore
     from htcd.errors import UserError
 
     try:
@@ -125,9 +115,9 @@ def _reconfig(args: argparse.Namespace) -> int:
         raise UserError("-daemon with -name: send the reconfig to that host's master (without -daemon), "
                         "which passes it on to its daemons")
     else:
-        addr, who = common.daemon_address(cfg, subsys), f"local {subsys.lower()}"
-    reply = common.call(addr, "DC_RECONFIG", f"reconfig of the {who} failed")
+        addr, who = daemoncore.local_address(cfg, subsys), f"local {subsys.lower()}"
+    pending = daemoncore.reconfig(addr, f"reconfig of the {who} failed")
     print(f'Sent "Reconfig" command to {who}')
-    for knob in reply.get("pending_restart") or []:
+    for knob in pending:
         print(f"  {knob} changed: it takes effect only when the daemons restart")
     return 0

@@ -47,19 +47,13 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 
 def _refuse_second_master(cfg: object) -> None:
-    from htcd.daemon import locate
+    from htcd.client import daemoncore
     from htcd.errors import UserError
-    from htcd.wire.client import Connection
-    from htcd.wire.errors import WireError
+    from htcd.wire import locate
 
     addr = locate.local_daemon(cfg, "MASTER")  # type: ignore[arg-type]
-    if addr is None:
-        return
-    try:
-        with Connection(addr, timeout=5):
-            pass
-    except WireError:
-        return  # a stale address file from a master that died
+    if addr is None or not daemoncore.answers(addr, timeout=5):
+        return  # none, or a stale address file from a master that died
     raise UserError(f"a master is already running at {addr} (LOCAL_DIR {cfg.get('LOCAL_DIR')}); "  # type: ignore[attr-defined]
                     "stop it with 'htcd off' first")
 

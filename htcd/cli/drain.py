@@ -11,15 +11,10 @@ startd grants drains to ADMINISTRATOR).
 from __future__ import annotations
 
 import argparse
-import socket
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from htcd.errors import UserError
-
-if TYPE_CHECKING:
-    from htcd.config import Config
-    from htcd.wire.address import Address
 
 
 class UsageError(UserError):
@@ -65,63 +60,24 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"cannot use {flag} with -cancel")
 
 
-def _local_names(cfg: Config) -> set[str]:
-    names = {socket.getfqdn(), socket.gethostname(), "localhost", "127.0.0.1"}
-    for knob in ("FULL_HOSTNAME", "HOSTNAME"):
-        value = cfg.get(knob)
-        if value:
-            names.add(value)
-    return {n.lower() for n in names}
-
-
-def find_startd(cfg: Config, host: str) -> tuple[Address, str]:
-    """(address, name) of the startd of ``host``: this host's through its address file, else the
-    one the collector knows -- which must then be on this host too (its Unix socket)."""
-    from htcd.cli import common
-    from htcd.daemon import locate
-    from htcd.wire.address import Address
-
-    local = locate.local_daemon(cfg, "STARTD")
-    bare = host.rsplit("@", 1)[-1].lower()
-    if bare in _local_names(cfg):
-        if local is None:
-            raise UserError(f"Can't find address for startd {host}: no startd runs on this host "
-                            f"({cfg.get('STARTD_ADDRESS_FILE')} is missing)")
-        return local, host
-    quoted = host.replace("\\", "\\\\").replace('"', '\\"')
-    ads = common.query_collector(cfg, "Machine", f'Machine == "{quoted}" || Name == "{quoted}"',
-                                 ["Name", "Machine", "StartdIpAddr", "MyAddress"], limit=1)
-    if not ads:
-        raise UserError(f"Can't find address for startd {host}: the collector knows no machine of that name")
-    text = str(ads[0].get_value("StartdIpAddr") or ads[0].get_value("MyAddress") or "")
-    if not text:
-        raise UserError(f"Can't find address for startd {host}: its ad has no StartdIpAddr")
-    advertised = Address.parse(text)
-    name = str(ads[0].get_value("Machine") or host)
-    if local is not None and (local.host, local.port) == (advertised.host, advertised.port):
-        return local, name
-    return advertised, name  # another host's startd: over TCP, with this client's token
-
-
 def _run(args: argparse.Namespace) -> int:
     from htcd.cli import common
+    from htcd.client import startd
 
     _check(args)
     cfg = common.config()
-    addr, name = find_startd(cfg, args.machine)
+    addr, name = startd.find(cfg, args.machine)
     if args.cancel:
-        request: dict[str, Any] = {"request_id": args.request_id} if args.request_id else {}
-        common.call(addr, "CANCEL_DRAIN_JOBS", f"Attempt to send CANCEL_DRAIN_JOBS to startd {addr} failed",
-                    **request)
+        startd.cancel_drain(addr, args.request_id)
         print(f"Sent request to cancel draining on {name}")
         return 0
-    request = {"how_fast": args.how or "graceful", "on_completion": args.on_completion or "nothing"}
+    request: dict[str, Any] = {"how_fast": args.how or "graceful", "on_completion": args.on_completion or "nothing"}
     for key in ("reason", "check", "start"):
         if getattr(args, key) is not None:
             request[key] = getattr(args, key)
-    reply = common.call(addr, "DRAIN_JOBS", f"Attempt to send DRAIN_JOBS to startd {addr} failed", **request)
+    reply = startd.drain(addr, **request)
     print(f"Sent request to drain the startd {addr} with {name}. This only affects the single startd; "
           "any other startds running on the same host will not be drained.")
-    if args.verbose and isinstance(reply, dict) and reply.get("request_id"):
+    if args.verbose and reply.get("request_id"):
         print(f"\tRequest id: {reply['request_id']}")
     return 0

@@ -29,10 +29,10 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 def _matching(ads: Iterator[ClassAd], args: argparse.Namespace) -> Iterator[ClassAd]:
     from htcd.classad import ClassAdSyntaxError, is_true, parse_expr
-    from htcd.cli.q import _constraint
+    from htcd.cli import common
     from htcd.errors import UserError
 
-    text = _constraint(args)
+    text = common.job_constraint(args)
     try:
         expr = parse_expr(text) if text else None
     except ClassAdSyntaxError as exc:

@@ -104,8 +104,8 @@ def _ping(args: argparse.Namespace) -> int:
 
 def target_address(cfg: Config, subsys: str, args: argparse.Namespace) -> Address:
     """-addr as given; -name through the daemon's ad at the collector; else this host's daemon."""
-    from htcd.cli import common
     from htcd.cli.output import plain_value
+    from htcd.client import collector, daemoncore
     from htcd.wire.errors import WireError
 
     if args.addr:
@@ -115,7 +115,7 @@ def target_address(cfg: Config, subsys: str, args: argparse.Namespace) -> Addres
             raise UserError(f"unable to parse sinful string {args.addr!r}: {exc}") from None
     if args.name:
         quoted = '"' + args.name.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        ads = common.query_collector(cfg, AD_TYPES[subsys], f"Name == {quoted} || Machine == {quoted}",
+        ads = collector.query(cfg, AD_TYPES[subsys], f"Name == {quoted} || Machine == {quoted}",
                                      ["Name", "MyAddress"], 1)
         text = plain_value(ads[0], "MyAddress") if ads else None
         if not isinstance(text, str):
@@ -125,27 +125,14 @@ def target_address(cfg: Config, subsys: str, args: argparse.Namespace) -> Addres
             return Address.parse(text)
         except WireError as exc:
             raise UserError(f"{subsys.lower()} {args.name} publishes a bad address: {exc}") from None
-    return common.daemon_address(cfg, subsys)
+    return daemoncore.local_address(cfg, subsys)
 
 
 def query(address: Address, levels: list[str], subsys: str, want_version: bool) -> tuple[dict[str, Any], str]:
     """The daemon's DC_SEC_QUERY answer (and its version, for -verbose) over one connection."""
-    from htcd.wire.client import Connection, current_security
-    from htcd.wire.errors import WireError
+    from htcd.client import daemoncore
 
-    try:
-        with Connection(address) as conn:
-            reply = conn.call("DC_SEC_QUERY", levels=levels)
-            reply.setdefault("encrypted", bool(conn.hello.get("encrypted")))
-            reply["offered"] = current_security().methods
-            version = str(conn.call("PING").get("version", "")) if want_version else ""
-    except WireError as exc:
-        hint = ""
-        if address.local_socket() is None:
-            hint = ("\nthe daemon has no socket on this host: over TCP this client needs a token (htcd token "
-                    "list) or a certificate, and the pool CA (AUTH_SSL_CLIENT_CAFILE)")
-        raise UserError(f"failed to make connection to {subsys.lower()} at {address}: {exc}{hint}") from None
-    return reply, version
+    return daemoncore.security_query(address, levels, subsys, want_version)
 
 
 def render(reply: dict[str, Any], items: list[Item], mode: str, address: str,
@@ -174,7 +161,7 @@ def render(reply: dict[str, Any], items: list[Item], mode: str, address: str,
             out.append(f"{item.token:>20}{method:>15}{crypto:>11}{crypto:>10}"
                        f"{'    ALLOW ' if allowed else '     DENY '}{identity}\n")
         elif mode == "verbose":
-            from htcd.daemon.core import VERSION_STRING
+            from htcd.cli.common import VERSION_STRING
 
             out.append(f"Destination:                 {dname} {address}\n"
                        f"Remote Version:              {remote_version}\n"

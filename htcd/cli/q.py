@@ -35,23 +35,6 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     return run
 
 
-def _constraint(args: argparse.Namespace) -> str | None:
-    parts = [f"({args.constraint})"] if args.constraint else []
-    alts = []
-    for t in args.targets:
-        if t.replace(".", "", 1).isdigit():
-            c, _, p = t.partition(".")
-            alts.append(f"(ClusterId == {c} && ProcId == {p})" if p else f"ClusterId == {c}")
-        else:
-            alts.append(f'Owner == "{t}"')
-    if alts:
-        parts.append("(" + " || ".join(alts) + ")")
-    states = [f"JobStatus == {n}" for flag, n in (("run", 2), ("hold", 5), ("idle", 1)) if getattr(args, flag, False)]
-    if states:
-        parts.append("(" + " || ".join(states) + ")")
-    return " && ".join(parts) or None
-
-
 def run(args: argparse.Namespace) -> int:
     from htcd.cli import common
 
@@ -62,11 +45,11 @@ def run(args: argparse.Namespace) -> int:
     if args.userlog:
         return _from_userlog(args)
 
-    from htcd.schedd.client import ScheddClient
+    from htcd.client.schedd import ScheddClient, address
 
     cfg = common.config()
-    addr, name = common.schedd_address(cfg, args.name)
-    constraint = _constraint(args)
+    addr, name = address(cfg, args.name)
+    constraint = common.job_constraint(args)
     out = sys.stdout
     with ScheddClient(addr, timeout=300.0) as schedd:
         if args.autocluster:
@@ -117,6 +100,7 @@ def _table(ads: list[ClassAd], args: argparse.Namespace) -> str:
 def _from_userlog(args: argparse.Namespace) -> int:
     """``-userlog FILE``: the queue as the event log tells it, filtered and shown like the schedd's."""
     from htcd.classad import ClassAdSyntaxError, is_true, parse_expr
+    from htcd.cli import common
     from htcd.errors import UserError
     from htcd.schedd.userlog_reader import job_ads
 
@@ -124,7 +108,7 @@ def _from_userlog(args: argparse.Namespace) -> int:
         ads = job_ads(args.userlog)
     except OSError as exc:
         raise UserError(f"cannot read event log {args.userlog}: {exc.strerror}") from None
-    text = _constraint(args)
+    text = common.job_constraint(args)
     if text:
         try:
             expr = parse_expr(text)

@@ -57,6 +57,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 def run(args: argparse.Namespace) -> int:
     from htcd.cli import common
+    from htcd.client import collector
 
     cfg = common.config()
     ad_type = args.ad_type or "Machine"
@@ -66,13 +67,13 @@ def run(args: argparse.Namespace) -> int:
         ads = direct_query(cfg, args, ad_type, constraint)
     else:
         wanted = projection(args, ad_type)
-        ads = common.query_collector(cfg, ad_type, constraint, wanted, args.limit)
+        ads = collector.query(cfg, ad_type, constraint, wanted, args.limit)
         for _ in range(3):  # values that are expressions over attributes left out: ask again with them
             more = missing_references(ads, wanted) if wanted is not None and (args.af or args.format) else None
             if not more:
                 break
             wanted = sorted({*wanted, *more})
-            ads = common.query_collector(cfg, ad_type, constraint, wanted, args.limit)
+            ads = collector.query(cfg, ad_type, constraint, wanted, args.limit)
     if not (args.total and not (args.long or args.json or args.af or args.format)):
         ads = sort_ads(ads)  # totals alone need no order
     sys.stdout.write(render(ads, args, ad_type))
@@ -231,18 +232,16 @@ def direct_query(cfg: Config, args: argparse.Namespace, ad_type: str, constraint
     """``-direct NAME``: find the daemon's ad at the collector, ask the daemon for its own ads
     (``DC_QUERY_SELF``, with ``statistics`` when -statistics is given) and keep those of the asked
     type that satisfy the constraint.  The collector itself (``-collector``) is asked directly."""
-    from htcd.cli import common
+    from htcd.client import collector, daemoncore
 
     target = DIRECT_TYPE.get(ad_type)
     if target is None:  # the collector: the one the tools talk to
-        address, label = common.collector(cfg), "the collector"
+        address, label = collector.address(cfg), "the collector"
     else:
         address, label = locate(cfg, target, args.direct)
-    request: dict[str, Any] = {}
-    if args.statistics:
-        request["statistics"] = args.statistics.strip()
-    wires = common.call(address, "DC_QUERY_SELF", f"cannot query {label}", **request)
-    ads = [ClassAd.from_wire(w) for w in wires or []]
+    statistics = args.statistics.strip() if args.statistics else None
+    wires = daemoncore.query_self(address, f"cannot query {label}", statistics)
+    ads = [ClassAd.from_wire(w) for w in wires]
     if ad_type != "Any":
         typed = [ad for ad in ads if str(ad.get_value("MyType", "")).lower() == ad_type.lower()]
         ads = typed if typed or ad_type == "Submitter" else ads
@@ -257,11 +256,11 @@ def direct_query(cfg: Config, args: argparse.Namespace, ad_type: str, constraint
 def locate(cfg: Config, ad_type: str, name: str) -> tuple[Address, str]:
     """(address, description) of the daemon named ``name``, from its ad at the collector (its
     MyAddress; a daemon of this host has its Unix socket in it)."""
-    from htcd.cli import common
+    from htcd.client import collector
     from htcd.wire.errors import WireError
 
     daemon = DAEMON_NAMES.get(ad_type, ad_type.lower())
-    found = common.query_collector(cfg, ad_type, f"Name == {_quote(name)} || Machine == {_quote(name)}",
+    found = collector.query(cfg, ad_type, f"Name == {_quote(name)} || Machine == {_quote(name)}",
                                    ["Name", "Machine", "MyAddress", "StartdIpAddr", "ScheddIpAddr"], 1)
     if not found:
         raise UserError(f"no {daemon} named {name!r} is known to the collector")

@@ -110,13 +110,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"{len(procs)} job(s) dry-run to cluster 1.")
         return 0
     from htcd.cli import spooling
-    from htcd.schedd.client import ScheddClient
+    from htcd.client import spool as spooler
+    from htcd.client.schedd import ScheddClient, address
 
     spool = bool(args.spool or args.remote)
     if args.remote:
         args.name = args.remote
     addr = spooling.schedd_address(args, "SUBMIT") if args.addr or args.pool or args.name else \
-        common.schedd_address(cfg, None)[0]
+        address(cfg, None)[0]
 
     built: list[tuple[dict[str, str], list[dict[str, str]]]] = []
 
@@ -124,15 +125,15 @@ def run(args: argparse.Namespace) -> int:
         cluster_ad, procs = desc.make_jobs(cid, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
                                            config_get=cfg.get)
         if spool:
-            spooling.check_inputs(cluster_ad, procs, filename)
-            spooling.mark_spooled(cluster_ad, procs)
+            spooler.check_inputs(cluster_ad, procs, filename)
+            spooler.mark_spooled(cluster_ad, procs)
         built.append((cluster_ad, procs))
         return built[-1]
 
     with ScheddClient(addr) as schedd:
         done = schedd.submit(build)
         if spool:
-            spooling.upload(schedd.conn, done.cluster_id, *built[-1])
+            spooler.upload(schedd.conn, done.cluster_id, *built[-1])
     _warn([*desc.warnings, *done.warnings])
     (cluster_ad, procs), cid, n = built[-1], done.cluster_id, done.procs
     if args.terse:

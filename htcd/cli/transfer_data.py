@@ -24,18 +24,18 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 
 def run(args: argparse.Namespace) -> int:
-    from htcd.cli import spooling
-    from htcd.cli.act import _selection
+    from htcd.cli import common, spooling
+    from htcd.client import spool
+    from htcd.client.schedd import ScheddClient
     from htcd.errors import UserError
-    from htcd.schedd.client import ScheddClient
 
-    ids, constraint = _selection(args.targets, args.constraint, args.all)
+    ids, constraint = common.job_selection(args.targets, args.constraint, args.all)
     if not ids and not constraint:
         raise UserError("say which jobs: CLUSTER, CLUSTER.PROC, OWNER, -constraint EXPR or -all")
     addr = spooling.schedd_address(args)
     print("Fetching data files...")
     with ScheddClient(addr) as schedd:
-        done, skipped, _, _ = spooling.fetch(schedd.conn, ids, constraint)
+        done, skipped, _, _ = spool.fetch(schedd.conn, ids, constraint)
     for job, why in sorted(skipped.items()):
         if why != "not spooled" or ids:
             print(f"Job {job}: {why}", file=sys.stderr)

@@ -106,8 +106,9 @@ def run(args: argparse.Namespace) -> int:
         ads = parse_old_ads(text)
     else:
         from htcd.cli import common
+        from htcd.client import collector
 
-        ads = common.query_collector(common.config(), args.ad_type or "Any", args.constraint)
+        ads = collector.query(common.config(), args.ad_type or "Any", args.constraint)
     # a sender's ad carries its statistics; the collector's own ad (UpdatesInitial...) is not one
     ads = [a for a in ads if "UpdatesTotal" in a and "LastHeardFrom" in a and "UpdatesInitial" not in a]
     if args.constraint and args.file:

@@ -34,21 +34,6 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     return _run
 
 
-def _negotiator(cfg: Any) -> Any:
-    """This host's negotiator (its address file), else the one the collector knows."""
-    from htcd.cli import common
-    from htcd.wire.address import Address
-
-    try:
-        return common.daemon_address(cfg, "NEGOTIATOR")
-    except UserError:
-        ads = common.query_collector(cfg, "Negotiator", None, ["MyAddress"], limit=1)
-        if not ads or not ads[0].get_value("MyAddress"):
-            raise UserError("userprio: cannot find the negotiator (no address file on this host, and the "
-                            "collector knows none)") from None
-        return Address.parse(str(ads[0].get_value("MyAddress")))
-
-
 def _full(cfg: Any, user: str) -> str:
     if "@" in user:
         return user
@@ -64,35 +49,35 @@ def _number(text: str, what: str) -> float:
 
 def _run(args: argparse.Namespace) -> int:
     from htcd.cli import common
+    from htcd.client import negotiator
 
     cfg = common.config()
-    addr = _negotiator(cfg)
-    fail = f"Attempt to talk to the negotiator at {addr} failed"
+    accountant = negotiator.Accountant(negotiator.address(cfg))
     if args.setfactor:
         user, factor = _full(cfg, args.setfactor[0]), _number(args.setfactor[1], "the priority factor")
-        common.call(addr, "SET_PRIORITYFACTOR", fail, name=user, factor=factor)
+        accountant.set_factor(user, factor)
         print(f"The priority factor of {user} was set to {factor:f}")
         return 0
     if args.setprio:
         user, prio = _full(cfg, args.setprio[0]), _number(args.setprio[1], "the priority")
-        common.call(addr, "SET_PRIORITY", fail, name=user, priority=prio)
+        accountant.set_priority(user, prio)
         print(f"The priority of {user} was set to {prio:f}")
         return 0
     if args.resetusage:
         user = _full(cfg, args.resetusage)
-        common.call(addr, "RESET_USAGE", fail, name=user)
+        accountant.reset_usage(user)
         print(f"The accumulated usage of {user} was reset")
         return 0
     if args.resetall:
-        common.call(addr, "RESET_USAGE", fail, all=True)
+        accountant.reset_usage(None)
         print("The accumulated usage was reset for all users")
         return 0
     if args.delete:
         user = _full(cfg, args.delete)
-        common.call(addr, "DELETE_USER", fail, name=user)
+        accountant.delete_user(user)
         print(f"The accountant record of {user} was deleted")
         return 0
-    reply = common.call(addr, "GET_PRIORITY", fail)
+    reply = accountant.priorities()
     now = float(reply.get("now") or time.time())
     records = [r for r in reply.get("customers") or []
                if args.allusers or args.json or _active(r, now)]

@@ -36,7 +36,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 def _vacate(args: argparse.Namespace) -> int:
     from htcd.cli import common
-    from htcd.cli.drain import find_startd
+    from htcd.client import startd
 
     cfg = common.config()
     targets = [*args.names, *args.hosts] or [socket.getfqdn()]
@@ -44,45 +44,31 @@ def _vacate(args: argparse.Namespace) -> int:
     failed = 0
     for target in targets:
         slot = target.split("@", 1)[0] if "@" in target or target.lower().startswith("slot") else ""
-        addr, name = find_startd(cfg, target if "@" in target or not slot else socket.getfqdn())
-        request = {"fast": bool(args.fast), "slots": [target] if slot else []}
+        addr, name = startd.find(cfg, target if "@" in target or not slot else socket.getfqdn())
         try:
-            reply = common.call(addr, "VACATE_CLAIMS", f"Attempt to send {command} to startd {addr} failed",
-                                **request)
+            vacated = startd.vacate_claims(addr, bool(args.fast), [target] if slot else [], command)
         except UserError as exc:
             print(f"Can't send {command} command to startd {name}: {exc}")
             failed += 1
             continue
         what = ("Vacate-Claim-Fast" if args.fast else "Vacate-Claim") if slot else command
         print(f'Sent "{what}" command{f" for {target}" if slot else ""} to startd {name}')
-        if slot and not (isinstance(reply, dict) and reply.get("vacated")):
+        if slot and not vacated:
             print(f"\t{target} holds no claim")
     return 1 if failed else 0
 
 
 def _vacate_job(args: argparse.Namespace) -> int:
     from htcd.cli import common
-    from htcd.cli.act import _selection
-    from htcd.wire.client import Connection
-    from htcd.wire.errors import RemoteError, WireError
+    from htcd.client import schedd
 
-    ids, constraint = _selection(args.targets, args.constraint, args.all)
+    ids, constraint = common.job_selection(args.targets, args.constraint, args.all)
     if not ids and not constraint:
         raise UserError("say which jobs: CLUSTER, CLUSTER.PROC, OWNER, -constraint EXPR or -all")
-    addr, _ = common.schedd_address(common.config(), args.name)
-    request = {"ids": ids, "constraint": constraint, "fast": bool(args.fast)}
-    try:
-        with Connection(addr) as conn:
-            reply = conn.call("VACATE_JOBS", **request)
-    except RemoteError as exc:
-        if exc.code == "NO_MATCH":
-            raise UserError(f"Couldn't find/vacate any jobs matching {' '.join(args.targets) or args.constraint}") \
-                from None
-        raise UserError(f"Can't vacate jobs: {exc}") from None
-    except WireError as exc:
-        raise UserError(f"Can't reach the schedd at {addr}: {exc}") from None
+    addr, _ = schedd.address(common.config(), args.name)
+    results = schedd.vacate_jobs(addr, ids, constraint, bool(args.fast), " ".join(args.targets) or str(args.constraint))
     failed = 0
-    for job_id, outcome in (reply.get("results") or {}).items():
+    for job_id, outcome in results.items():
         if outcome in ("vacated", "fast-vacated"):
             print(f"Job {job_id} {outcome}")
         else:

@@ -21,9 +21,9 @@ from htcd.collector.forward import Forwarder
 from htcd.collector.keys import string_value
 from htcd.collector.store import DEFAULT_LIFETIME, HISTORY_SIZE, AdStore, Entry
 from htcd.collector.udp import Session, Sessions, UdpListener
-from htcd.daemon import Daemon, locate
+from htcd.daemon import Daemon
 from htcd.errors import UserError
-from htcd.wire import auth
+from htcd.wire import auth, locate
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request
 

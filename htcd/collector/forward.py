@@ -19,10 +19,10 @@ from typing import Any
 
 from htcd.config import Config
 from htcd.daemon.advertise import CollectorLink, uses_tcp
-from htcd.daemon.locate import collector_addresses
 from htcd.errors import UserError
 from htcd.wire.address import Address
 from htcd.wire.errors import WireError
+from htcd.wire.locate import collector_addresses
 
 QUEUE_LIMIT = 100_000
 BATCH = 500

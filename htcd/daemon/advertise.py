@@ -23,9 +23,8 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from htcd.daemon import locate
 from htcd.errors import UserError
-from htcd.wire import udp
+from htcd.wire import locate, udp
 from htcd.wire.address import Address
 from htcd.wire.client import AsyncConnection, acall
 from htcd.wire.errors import ProtocolError, RemoteError, WireError

@@ -26,12 +26,13 @@ from htcd import __version__
 from htcd.classad import ClassAd
 from htcd.config import Config
 from htcd.config import load as load_config
-from htcd.daemon import keepalive, locate
+from htcd.daemon import keepalive
 from htcd.daemon.advertise import Advertiser
-from htcd.daemon.log import LOG_NAMES, LogSettings, dprintf, open_log, parse_debug, parse_limit
+from htcd.daemon.log import LOG_NAMES, LogSettings, open_log, parse_limit
 from htcd.daemon.stats import DEFAULT_QUANTUM, DEFAULT_WINDOW, DaemonStats, parse_publish
+from htcd.debug import dprintf, parse_debug
 from htcd.errors import UserError
-from htcd.wire import authz
+from htcd.wire import authz, locate
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request, Server
 

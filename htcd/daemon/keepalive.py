@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from htcd.daemon import locate
 from htcd.errors import UserError
+from htcd.wire import locate
 from htcd.wire.client import acall
 from htcd.wire.errors import WireError
 

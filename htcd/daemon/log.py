@@ -4,14 +4,11 @@ A line is ``11/22/26 20:30:00 message`` (``DEBUG_TIME_FORMAT``; ``D_TIMESTAMP`` 
 ``LOGS_USE_TIMESTAMP`` print Unix seconds, ``D_SUB_SECOND`` adds milliseconds, ``D_FDS``,
 ``D_PID`` and ``D_CAT`` add ``(fd:N)``, ``(pid:N)`` and the message's category).
 
-``<SUBSYS>_DEBUG`` and ``ALL_DEBUG`` pick the categories written, with HTCondor's syntax and
-meaning: a comma, ``|`` or space separated list of ``D_NAME[:n]``, ``:1`` (the default) for a
-category's normal messages, ``:2`` for its verbose ones too, ``:0`` (or a leading ``-``) to turn it
-off; ``D_FULLDEBUG`` is ``D_ALWAYS:2`` and, when no ``:n`` is used anywhere in the knob, makes every
-listed category verbose; ``D_ALWAYS``, ``D_ERROR`` and ``D_STATUS`` are on unless turned off.
-Python's levels map onto them: ``info`` is D_ALWAYS, ``debug`` is D_FULLDEBUG, ``warning`` and
-above are D_ERROR; other categories go through :func:`dprintf`.  An unknown name is reported in
-the log as a warning naming the knob, and ignored.
+``<SUBSYS>_DEBUG`` and ``ALL_DEBUG`` pick the categories written (parsed by :mod:`htcd.debug`,
+which the wire layer logs through too); ``D_ALWAYS``, ``D_ERROR`` and ``D_STATUS`` are on unless
+turned off.  Python's levels map onto them: ``info`` is D_ALWAYS, ``debug`` is D_FULLDEBUG,
+``warning`` and above are D_ERROR; other categories go through :func:`htcd.debug.dprintf`.  An
+unknown name is reported in the log as a warning naming the knob, and ignored.
 
 A file rotates at ``MAX_<SUBSYS>_LOG`` (a size, or a time such as ``1 Hr``) to ``<log>.old``, or
 with ``MAX_NUM_<SUBSYS>_LOG`` above 1 to ``<log>.YYYYMMDDTHHMMSS`` files, the oldest renamed to
@@ -28,6 +25,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from htcd.debug import DebugFlags, flags_of, register
+
 DEFAULT_TIME_FORMAT = "%m/%d/%y %H:%M:%S"
 
 # HTCondor's daemon log file names, keyed by subsystem.
@@ -36,108 +35,6 @@ LOG_NAMES = {
     "SCHEDD": "SchedLog", "STARTD": "StartLog", "SHADOW": "ShadowLog", "STARTER": "StarterLog",
     "MATCH": "MatchLog",
 }
-
-# HTCondor's debug categories (messages are written under exactly one of them).
-CATEGORIES = (
-    "D_ALWAYS", "D_ERROR", "D_STATUS", "D_GENERAL", "D_JOB", "D_MACHINE", "D_CONFIG", "D_PROTOCOL",
-    "D_PRIV", "D_DAEMONCORE", "D_SECURITY", "D_COMMAND", "D_MATCH", "D_NETWORK", "D_KEYBOARD",
-    "D_PROCFAMILY", "D_IDLE", "D_THREADS", "D_ACCOUNTANT", "D_SYSCALLS", "D_CKPT", "D_HOSTNAME",
-    "D_PERF_TRACE", "D_LOAD", "D_PROC", "D_NFS", "D_CRON", "D_STATS", "D_AUDIT", "D_TEST",
-)
-# Options that change every line's header rather than choosing messages.
-HEADER_OPTIONS = {"D_PID": "D_PID", "D_FDS": "D_FDS", "D_CAT": "D_CAT", "D_CATEGORY": "D_CAT",
-                  "D_LEVEL": "D_CAT", "D_TIMESTAMP": "D_TIMESTAMP", "D_SUB_SECOND": "D_SUB_SECOND",
-                  "D_EXPR": "D_EXPR"}
-ALWAYS_ON = frozenset({"D_ALWAYS", "D_ERROR", "D_STATUS"})
-
-
-@dataclass
-class DebugFlags:
-    """What one log writes: categories on (``basic``), categories whose verbose (``:2``) messages
-    are on too, header options, and the names a knob gave that mean nothing."""
-
-    basic: set[str] = field(default_factory=lambda: set(ALWAYS_ON))
-    verbose: set[str] = field(default_factory=set)
-    header: set[str] = field(default_factory=set)
-    unknown: list[tuple[str, str]] = field(default_factory=list)
-
-    def enabled(self, category: str, verbose: bool = False) -> bool:
-        return category in (self.verbose if verbose else self.basic)
-
-    def merge(self, knob: str, text: str | None) -> None:
-        """Apply one knob's value (``ALL_DEBUG``, then ``<SUBSYS>_DEBUG``), as HTCondor does."""
-        if not text:
-            return
-        fulldebug = False
-        individual = False
-        for token in re.split(r"[\s,|]+", text.strip()):
-            if not token:
-                continue
-            level = 1
-            if token.startswith("-"):
-                token, level = token[1:], 0
-            name, colon, digit = token.partition(":")
-            if colon:
-                individual = True
-                if digit[:1].isdigit():
-                    level = int(digit[:1])
-            name = name.upper()
-            bits: set[str] = set()
-            hdr: set[str] = set()
-            if name == "D_ALL":
-                bits, hdr = set(CATEGORIES), {"D_PID", "D_FDS", "D_CAT"}
-            elif name == "D_ANY":
-                bits = set(CATEGORIES)
-            elif name in HEADER_OPTIONS:
-                hdr = {HEADER_OPTIONS[name]}
-            elif name == "D_FULLDEBUG":
-                fulldebug = level > 0
-                level *= 2  # D_FULLDEBUG:1 is D_ALWAYS:2
-                bits = {"D_ALWAYS"}
-            elif name == "D_FAILURE":
-                bits = {"D_ERROR"}
-            elif name in CATEGORIES:
-                bits = {name}
-            else:
-                self.unknown.append((knob, token))
-                continue
-            if level:
-                self.header |= hdr
-                self.basic |= bits
-                if level > 1:
-                    self.verbose |= bits
-            else:
-                self.header -= hdr
-                self.basic -= bits
-                self.verbose -= bits
-        if fulldebug and not individual:
-            self.verbose |= self.basic
-
-    def warnings(self) -> list[str]:
-        return [f"{knob}: unknown debug category {name!r} ignored (known: {', '.join(CATEGORIES)}, "
-                f"D_FULLDEBUG, D_FAILURE, D_ANY, D_ALL, {', '.join(sorted(HEADER_OPTIONS))})"
-                for knob, name in self.unknown]
-
-
-def parse_debug(settings: list[tuple[str, str | None]]) -> DebugFlags:
-    """``[(knob, value), ...]`` merged in order into one set of flags."""
-    flags = DebugFlags()
-    for knob, text in settings:
-        flags.merge(knob, text)
-    return flags
-
-
-# -- messages under a category ---------------------------------------------------------------
-
-_FLAGS: dict[str, DebugFlags] = {}  # logger name -> its flags
-
-
-def _split(flag: str) -> tuple[str, bool]:
-    name, _, level = flag.partition(":")
-    name = name.upper()
-    if name == "D_FULLDEBUG":
-        return "D_ALWAYS", True
-    return name, level == "2"
 
 
 def _category_of(record: logging.LogRecord) -> tuple[str, bool]:
@@ -149,32 +46,13 @@ def _category_of(record: logging.LogRecord) -> tuple[str, bool]:
     return "D_ALWAYS", record.levelno < logging.INFO
 
 
-def enabled(log: logging.Logger, flag: str) -> bool:
-    """Whether ``log`` writes messages of ``flag`` (``D_COMMAND``, ``D_COMMAND:2``, ``D_FULLDEBUG``);
-    check it before building an expensive message."""
-    flags = _FLAGS.get(log.name)
-    cat, verbose = _split(flag)
-    return flags.enabled(cat, verbose) if flags is not None else (cat in ALWAYS_ON and not verbose)
-
-
-def dprintf(log: logging.Logger, flag: str, msg: str, *args: object) -> None:
-    """Log ``msg`` under an HTCondor category: ``dprintf(log, "D_COMMAND", "...")``; ``D_X:2`` is
-    the category's verbose level."""
-    cat, verbose = _split(flag)
-    flags = _FLAGS.get(log.name)
-    if flags is not None and not flags.enabled(cat, verbose):
-        return
-    log.log(logging.DEBUG if verbose else logging.INFO, msg, *args, extra={"dflag": (cat, verbose)},
-            stacklevel=2)
-
-
 class _CategoryFilter(logging.Filter):
     def __init__(self, name: str) -> None:
         super().__init__()
         self.logger_name = name
 
     def filter(self, record: logging.LogRecord) -> bool:
-        flags = _FLAGS.get(self.logger_name)
+        flags = flags_of(self.logger_name)
         if flags is None:
             return True
         cat, verbose = _category_of(record)
@@ -407,7 +285,7 @@ def open_log(name: str, settings: LogSettings, terminal: bool = False, first: bo
     logger.filters = [f for f in logger.filters if not isinstance(f, _CategoryFilter)]
     logger.propagate = False
     flags = settings.flags
-    _FLAGS[logger.name] = flags
+    register(logger.name, flags)
     logger.setLevel(logging.DEBUG if flags.verbose else logging.INFO)
     logger.addFilter(_CategoryFilter(logger.name))
     fmt = LineFormatter(flags.header, settings.time_format, settings.unix_time)

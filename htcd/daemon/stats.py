@@ -12,8 +12,7 @@ longest iteration, in wall and in this thread's CPU time, is the statistic
 hold its loop for more than 100 ms, and an iteration that does is logged with the callback that
 took longest (a task's name says which command or timer it was).
 
-:class:`Pacer` is the tool for keeping long work under that bound: it tells a loop over many
-items when its slice of time is used up, so it can give the event loop a turn.
+:class:`htcd.pacer.Pacer` is the tool for keeping long work under that bound.
 """
 
 from __future__ import annotations
@@ -450,26 +449,3 @@ class DaemonStats:
         for name in list(ad):
             if name in every:
                 del ad[name]
-
-
-# -- keeping long work short ---------------------------------------------------------------------
-
-class Pacer:
-    """Slices long work on the event loop: ``due()`` says the slice's time is used up, ``pause()``
-    gives the loop a turn and starts a new slice.  In a loop over many items, check ``due()``
-    every few dozen items: ``if i % 64 == 0 and pacer.due(): await pacer.pause()``."""
-
-    def __init__(self, budget: float = 0.02) -> None:
-        self.budget = budget
-        self.start = perf_counter()
-
-    def due(self) -> bool:
-        return perf_counter() - self.start >= self.budget
-
-    async def pause(self) -> None:
-        await asyncio.sleep(0)
-        self.start = perf_counter()
-
-    async def step(self) -> None:
-        if self.due():
-            await self.pause()

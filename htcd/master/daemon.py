@@ -25,11 +25,12 @@ import time
 from typing import Any
 
 from htcd.classad import ClassAd
-from htcd.daemon import Daemon, keepalive, locate
+from htcd.daemon import Daemon, keepalive
 from htcd.errors import UserError
 from htcd.master import checks
 from htcd.master.backoff import Backoff, seconds_text
 from htcd.master.child import FAST, GRACEFUL, KILL, KNOWN, PEACEFUL, RANK, START_ORDER, Child, mode_of
+from htcd.wire import locate
 from htcd.wire.client import acall
 from htcd.wire.errors import CommandError, WireError
 from htcd.wire.server import Handler, Request

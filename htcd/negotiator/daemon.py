@@ -19,7 +19,6 @@ from typing import Any
 
 from htcd.classad import ClassAd, ClassAdSyntaxError, Expr, parse_expr
 from htcd.daemon import Daemon
-from htcd.daemon.stats import Pacer
 from htcd.errors import UserError
 from htcd.negotiator import fairshare, groups, limits
 from htcd.negotiator.accountant import Accountant, FactorRules
@@ -33,6 +32,7 @@ from htcd.negotiator.matchmaker import (
     Slot,
 )
 from htcd.negotiator.priocmds import PriorityCommands
+from htcd.pacer import Pacer
 from htcd.wire.client import AsyncConnection
 from htcd.wire.errors import RemoteError, WireError
 from htcd.wire.server import Handler, Request

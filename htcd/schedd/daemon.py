@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 from htcd.classad import ClassAd, ClassAdSyntaxError, parse_expr, unparse
 from htcd.daemon import Daemon
 from htcd.daemon.log import parse_size
-from htcd.daemon.stats import Pacer
 from htcd.errors import UserError
+from htcd.pacer import Pacer
 from htcd.schedd import history, limits, ownership, periodic, query, userlog
 from htcd.schedd.alive import KeepAlive
 from htcd.schedd.attrcheck import check_edit

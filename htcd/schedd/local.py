@@ -20,11 +20,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from htcd import jobenv
 from htcd.classad import ClassAd, ClassAdSyntaxError, is_true, parse_expr
 from htcd.plugins import get_plugin_manager
 from htcd.schedd.jobs import HELD, IDLE, RUNNING, Job
-from htcd.starter import jobenv
-from htcd.starter.starter import kill_signal
 from htcd.universe import JobContext, RunningJob, Universe, UniverseError
 
 if TYPE_CHECKING:
@@ -64,7 +63,7 @@ class LocalShadow:
         running = self.running
         if running is None:
             return
-        running.signal(kill_signal(self.job.get("KillSig")))
+        running.signal(jobenv.kill_signal(self.job.get("KillSig")))
         grace = self.job.get("JobMaxVacateTime")
         grace = grace if isinstance(grace, int) and not isinstance(grace, bool) else DEFAULT_VACATE_SECONDS
         with contextlib.suppress(asyncio.TimeoutError):

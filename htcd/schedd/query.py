@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd, ClassAdSyntaxError, Expr, is_true, parse_expr
-from htcd.daemon.stats import Pacer
+from htcd.pacer import Pacer
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Request
 

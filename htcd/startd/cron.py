@@ -24,10 +24,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from htcd import jobenv
 from htcd.classad import parse_expr
 from htcd.config import Config
 from htcd.errors import UserError
-from htcd.starter import jobenv
 
 MODES = {"periodic": "Periodic", "waitforexit": "WaitForExit", "oneshot": "OneShot"}
 _ATTR = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*(.*?)\s*$")

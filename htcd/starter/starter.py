@@ -25,15 +25,16 @@ from typing import Any
 
 import psutil
 
+from htcd import jobenv
 from htcd.classad import ClassAd
 from htcd.starter import cgroup as cgroups
-from htcd.starter import jobenv, monitor, sandbox, users
+from htcd.starter import monitor, sandbox, users
 from htcd.starter.sandbox import clean_orphans
 from htcd.transfer import TransferError, entries, outgoing, safe_name, starter_side
 from htcd.transfer.starter_side import collect_output, write_input
 from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError
 
-__all__ = ["Starter", "StarterError", "clean_orphans", "kill_signal"]
+__all__ = ["Starter", "StarterError", "clean_orphans"]
 
 STDOUT = "_condor_stdout"
 STDERR = "_condor_stderr"
@@ -445,7 +446,7 @@ class Starter:
             self.kill()
             return
         self.resume()
-        sig = kill_signal(self.job_ad.get_value("KillSig"))
+        sig = jobenv.kill_signal(self.job_ad.get_value("KillSig"))
         self.log.info("vacating the job: %s", signal.Signals(sig).name)
         self.signal(sig)
 
@@ -458,7 +459,7 @@ class Starter:
         if self.running is None or not self.wants_checkpoint_signal():
             return False
         value = self.job_ad.get_value("CheckpointSig")
-        sig = kill_signal(value if value is not None else self.job_ad.get_value("KillSig"))
+        sig = jobenv.kill_signal(value if value is not None else self.job_ad.get_value("KillSig"))
         self.log.info("sending the job its checkpoint signal %s", signal.Signals(sig).name)
         self.signal(sig)
         self.job_ad["LastCheckpointTime"] = int(time.time())
@@ -528,16 +529,3 @@ def _int(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     return int(value)
-
-
-def kill_signal(value: object) -> int:
-    """A job's KillSig (``SIGTERM``, ``TERM`` or a number) as a signal number; SIGTERM if unknown."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < signal.NSIG:
-        return value
-    if isinstance(value, str):
-        name = value.strip().upper()
-        if name.isdigit():
-            return kill_signal(int(name))
-        with contextlib.suppress(KeyError):
-            return int(signal.Signals[name if name.startswith("SIG") else f"SIG{name}"])
-    return int(signal.SIGTERM)

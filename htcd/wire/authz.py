@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from htcd.debug import dprintf
 from htcd.errors import UserError
 from htcd.wire import auth
 
@@ -280,8 +281,6 @@ class Policy:
         if why is None:
             return None
         if self.log is not None:
-            from htcd.daemon.log import dprintf  # here: htcd.daemon imports htcd.wire
-
             dprintf(self.log, "D_SECURITY", "PERMISSION DENIED to %s for access level %s: %s",
                     self.who(identity), level, why)
         return f"{self.who(identity)} does not hold {level}: {why}"

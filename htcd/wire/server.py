@@ -24,6 +24,8 @@ from typing import Any
 
 import msgpack
 
+from htcd.debug import dprintf, enabled
+from htcd.pacer import Pacer
 from htcd.wire import auth
 from htcd.wire.address import Address
 from htcd.wire.authn import ServerSecurity
@@ -218,8 +220,6 @@ async def decode_paced(body: bytes, depth: int = 3) -> dict[str, Any]:
     """msgpack ``body`` decoded like ``decode_body`` (same limits), walking the maps and arrays of
     the first ``depth`` levels element by element (their elements decoded whole) and giving the
     loop a turn whenever the slice's time is used up."""
-    from htcd.daemon.stats import Pacer
-
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(body), 1),
                                 **unpack_limits(len(body)))
     unpacker.feed(body)
@@ -281,8 +281,6 @@ class Server:
         self.authorizer: Callable[[auth.Identity, str], str | None] = auth.authorize
         # what the handshake accepts and each level requires (SEC_*); the daemon sets it from its config
         self.security = ServerSecurity(None, uid_domain, log)
-        from htcd.daemon.log import dprintf, enabled  # here: htcd.daemon imports this module
-
         self._dprintf = dprintf
         self._enabled = enabled
         self._servers: list[asyncio.AbstractServer] = []

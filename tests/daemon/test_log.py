@@ -15,13 +15,11 @@ from htcd.daemon.log import (
     LineFormatter,
     LogLimit,
     LogSettings,
-    dprintf,
-    enabled,
     open_log,
-    parse_debug,
     parse_limit,
     rotated_files,
 )
+from htcd.debug import dprintf, enabled, parse_debug
 from htcd.errors import UserError
 
 LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ")

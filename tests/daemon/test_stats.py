@@ -10,7 +10,8 @@ import msgpack
 import pytest
 
 from htcd.classad import ClassAd
-from htcd.daemon.stats import DaemonStats, Pacer, PublishFlags, parse_publish
+from htcd.daemon.stats import DaemonStats, PublishFlags, parse_publish
+from htcd.pacer import Pacer
 from htcd.wire.errors import ProtocolError
 from htcd.wire.framing import decode_body
 from htcd.wire.server import decode_paced

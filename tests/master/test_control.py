@@ -7,7 +7,7 @@ from master.master_helpers import MINIMAL, ad_value, after, new_pid, wait_state
 from pooltools import Pool, gone, wait_for
 
 from htcd.classad import ClassAd
-from htcd.cli.common import collector
+from htcd.client.collector import address as collector
 from htcd.config import load
 from htcd.wire.client import Connection
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from pooltools import wait_for
 
+from htcd.client.schedd import ScheddClient
 from htcd.errors import UserError
-from htcd.schedd.client import ScheddClient
 
 NO_EXECUTE = {"DAEMON_LIST": "MASTER COLLECTOR SCHEDD"}  # jobs stay queued: no negotiator, no startd
 PROCS = 4000

@@ -195,7 +195,7 @@ def test_the_daemon_account_is_condor(tmp_path: Path) -> None:
 def test_denial_is_logged_at_d_security(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     log = logging.getLogger("htcd.test-authz")
     p = authz.build(cfg(tmp_path, "ALLOW_WRITE = alice@*\n"), "SCHEDD", log, daemon_uid=4242)
-    from htcd.daemon import log as dlog
+    from htcd import debug as dlog
 
     caplog.set_level(logging.DEBUG, logger=log.name)
     real = dlog.enabled

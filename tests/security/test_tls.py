@@ -88,7 +88,7 @@ def test_claimtobe_only_when_listed_and_marked_as_claimed(pool_dir: Path, pki: P
     h = Harness(pool_dir, pki.config("SEC_DEFAULT_AUTHENTICATION_METHODS = FS, TOKEN, CLAIMTOBE\n"
                                      "ALL_DEBUG = D_SECURITY"))
     try:
-        from htcd.daemon.log import parse_debug  # noqa: F401  (the D_SECURITY category exists)
+        from htcd.debug import parse_debug  # noqa: F401  (the D_SECURITY category exists)
 
         with caplog.at_level(1, logger="test.security"):
             with Connection(h.tcp, security=pki.client(methods=["CLAIMTOBE"], claimtobe="carl")) as conn:

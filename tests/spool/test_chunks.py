@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from htcd.cli.spooling import local_frames
+from htcd.client.spool import local_frames
 from htcd.transfer import chunks
 from htcd.transfer.paths import TransferError
 

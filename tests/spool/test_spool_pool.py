@@ -234,8 +234,8 @@ def test_hostile_or_malformed_spool_requests_are_refused_cleanly(make_pool, monk
     import time
 
     from htcd.cli import common
-    from htcd.cli.spooling import mark_spooled
-    from htcd.schedd.client import ScheddClient
+    from htcd.client.schedd import ScheddClient
+    from htcd.client.spool import mark_spooled
     from htcd.submit import parse_submit
     from htcd.wire.framing import encode, recv_frame
 

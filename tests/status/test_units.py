@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from htcd.cli import common
 from htcd.cli.main import Parser
 from htcd.cli.status import configure, direct_query
+from htcd.client import collector as client_collector
+from htcd.client import daemoncore
 from htcd.collector.metrics import Family, HostList
 from htcd.wire.address import Address
 
@@ -33,8 +34,8 @@ def test_direct_passes_statistics_and_filters_locally(monkeypatch: pytest.Monkey
         return [{"MyType": '"Collector"', "Name": '"one"', "HostsTotal": "3"},
                 {"MyType": '"Collector"', "Name": '"two"', "HostsTotal": "0"}]
 
-    monkeypatch.setattr(common, "collector", lambda cfg: collector)
-    monkeypatch.setattr(common, "call", call)
+    monkeypatch.setattr(client_collector, "address", lambda cfg: collector)
+    monkeypatch.setattr(daemoncore, "call", call)
     args = status_args("-collector", "-statistics", "DC:2,COLLECTOR:1")
     ads = direct_query(None, args, "Collector", "HostsTotal > 0")  # type: ignore[arg-type]
     assert sent == [("DC_QUERY_SELF", {"statistics": "DC:2,COLLECTOR:1"})]

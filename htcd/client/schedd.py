@@ -1,5 +1,6 @@
-"""The client side of the schedd's submit and query protocol (what ``htcd submit``, ``htcd q``,
-``htcd rm`` and the benchmarks call).  Blocking: tools start fast and talk to one schedd."""
+"""Talking to a schedd: finding it, submitting, querying and acting on jobs (what ``htcd submit``,
+``htcd q``, ``htcd rm``... and the benchmarks call).  Blocking: tools start fast and talk to one
+schedd."""
 
 from __future__ import annotations
 
@@ -7,13 +8,29 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from htcd.client import collector
+from htcd.config import Config
 from htcd.errors import UserError
+from htcd.wire import locate
 from htcd.wire.address import Address
 from htcd.wire.client import Connection
-from htcd.wire.errors import WireError
+from htcd.wire.errors import RemoteError, WireError
 
 Ads = tuple[dict[str, str], list[dict[str, str]]]
 SUBMIT_TIMEOUT = 600.0  # a 100,000-proc cluster is committed (fsync'd) before the answer
+
+
+def address(cfg: Config, name: str | None = None) -> tuple[Address, str]:
+    """(address, name) of the named schedd, or of this host's schedd."""
+    if name is None:
+        local = locate.local_daemon(cfg, "SCHEDD")
+        if local is not None:
+            return local, cfg.get("SCHEDD_NAME") or cfg.get("FULL_HOSTNAME") or ""
+    ads = collector.query(cfg, "Scheduler", f'Name == "{name}"' if name else None, ["Name", "MyAddress"])
+    if not ads:
+        raise UserError(f"no schedd {'named ' + repr(name) + ' ' if name else ''}is known to the collector; "
+                        "is the pool running?")
+    return Address.parse(str(ads[0].get_value("MyAddress"))), str(ads[0].get_value("Name"))
 
 
 @dataclass
@@ -82,3 +99,19 @@ class ScheddClient:
     def set_attributes(self, ids: list[str], constraint: str | None, attrs: dict[str, str]) -> int:
         reply = self._call("cannot edit jobs", "SET_ATTRIBUTES", ids=ids, constraint=constraint, attrs=attrs)
         return int(reply["jobs"])
+
+
+def vacate_jobs(address: Address, ids: list[str], constraint: str | None, fast: bool,
+                targets: str) -> dict[str, str]:
+    """``VACATE_JOBS``: the running jobs go back to idle and their claims are released; the
+    outcome per job id.  ``targets`` names the jobs in the message when none matched."""
+    try:
+        with Connection(address) as conn:
+            reply = conn.call("VACATE_JOBS", ids=ids, constraint=constraint, fast=fast)
+    except RemoteError as exc:
+        if exc.code == "NO_MATCH":
+            raise UserError(f"Couldn't find/vacate any jobs matching {targets}") from None
+        raise UserError(f"Can't vacate jobs: {exc}") from None
+    except WireError as exc:
+        raise UserError(f"Can't reach the schedd at {address}: {exc}") from None
+    return dict(reply.get("results") or {})

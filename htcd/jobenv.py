@@ -1,11 +1,17 @@
-"""Turning a job ad's Arguments/Args and Environment/Env into argv and an environment.
+"""What a job ad says about starting and stopping its process: argv, environment, kill signal.
 
-The new syntax (``Arguments``, ``Environment``) separates words by whitespace, groups with
+Shared by everything that runs a job -- the starter in the startd, the schedd's local universe,
+the startd's cron jobs -- so it sits in the runtime layer, below the daemons.
+
+In a job ad, the new syntax (``Arguments``, ``Environment``) separates words by whitespace, groups with
 single quotes and writes a literal single quote as two; the old syntax (``Args``, ``Env``)
 splits on whitespace, and ``Env`` on semicolons.
 """
 
 from __future__ import annotations
+
+import contextlib
+import signal
 
 from htcd.classad.functions import split_v2_words
 
@@ -39,3 +45,16 @@ def environment(env_v2: str | None, env_v1: str | None) -> dict[str, str]:
         if sep and k:
             env[k] = v
     return env
+
+
+def kill_signal(value: object) -> int:
+    """A job's KillSig (``SIGTERM``, ``TERM`` or a number) as a signal number; SIGTERM if unknown."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < signal.NSIG:
+        return value
+    if isinstance(value, str):
+        name = value.strip().upper()
+        if name.isdigit():
+            return kill_signal(int(name))
+        with contextlib.suppress(KeyError):
+            return int(signal.Signals[name if name.startswith("SIG") else f"SIG{name}"])
+    return int(signal.SIGTERM)
