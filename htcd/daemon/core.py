@@ -31,12 +31,13 @@ from htcd.daemon.advertise import Advertiser
 from htcd.daemon.log import LOG_NAMES, LogSettings, dprintf, open_log, parse_debug, parse_limit
 from htcd.daemon.stats import DEFAULT_QUANTUM, DEFAULT_WINDOW, DaemonStats, parse_publish
 from htcd.errors import UserError
+from htcd.version import platform_string, version_string
 from htcd.wire import authz
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request, Server
 
-VERSION_STRING = f"$CondorVersion: {__version__} htcd $"
-PLATFORM_STRING = "$CondorPlatform: X86_64-Linux htcd $"
+VERSION_STRING = version_string()
+PLATFORM_STRING = platform_string()
 
 
 def restart_knobs_changed(old: Config, new: Config) -> list[str]:
