@@ -19,7 +19,7 @@ from htcd.classad import ClassAd
 from htcd.collector import metrics, query
 from htcd.collector.forward import Forwarder
 from htcd.collector.keys import string_value
-from htcd.collector.store import DEFAULT_LIFETIME, HISTORY_SIZE, AdStore, Entry
+from htcd.collector.store import HISTORY_SIZE, AdStore, Entry
 from htcd.collector.udp import Session, Sessions, UdpListener
 from htcd.daemon import Daemon, locate
 from htcd.errors import UserError
@@ -73,7 +73,7 @@ class Collector(Daemon):
         self.store.default_lifetime = self.lifetime()
 
     def lifetime(self) -> int:
-        return max(1, self.config.get_int("CLASSAD_LIFETIME", DEFAULT_LIFETIME))
+        return max(1, self.config.get_int("CLASSAD_LIFETIME"))
 
     def command_handlers(self) -> dict[str, Handler]:
         return {"UPDATE_AD": self.cmd_update, "INVALIDATE_AD": self.cmd_invalidate,

@@ -99,7 +99,8 @@ class Daemon:
     def default_name(self) -> str:
         return self.hostname
 
-    def knob_int(self, name: str, default: int) -> int:
+    def knob_int(self, name: str, default: int = 0) -> int:
+        """``get_int``: the config, else the param table, else ``default``."""
         return self.config.get_int(name, default)
 
     def open_log(self, subsys: str, suffix: str = "") -> logging.Logger:
