@@ -76,7 +76,8 @@ class Daemon:
         handlers.update(self.command_handlers())
         self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log,
                              on_command=self.stats.command)
-        self.policy = self._apply_policy(self._build_policy(config))
+        # the ALLOW/DENY authorization policy (not ``policy``: the startd's is its START/PREEMPT/... policy)
+        self.authz = self._apply_policy(self._build_policy(config))
         self._configure_limits()
         self._configure_security()
         self.advertiser = Advertiser(self)
@@ -436,7 +437,7 @@ class Daemon:
         self._configure_stats()
         self._configure_limits()
         self._configure_security()
-        self.policy = self._apply_policy(policy)
+        self.authz = self._apply_policy(policy)
         self.log.info("reconfigured from %s", ", ".join(config.files) or "the embedded default")
         self.reconfigured()
         return {"daemon": self.subsystem, "pending_restart": self.pending_restart}
