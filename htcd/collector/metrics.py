@@ -2,8 +2,9 @@
 ``/ads?type=Machine&constraint=...&projection=Name,State&limit=N``.
 
 Off unless ``COLLECTOR_METRICS_PORT`` is set (0: any free port, logged); it listens on
-``COLLECTOR_METRICS_ADDRESS`` (default 127.0.0.1).  Reading it is READ access to the collector:
-until network authentication exists, READ over HTTP is granted by host, to the entries of
+``COLLECTOR_METRICS_ADDRESS`` (default 127.0.0.1).  Reading it is READ access to the collector,
+but plain HTTP carries none of htcd's authentication (tokens and certificates, docs/security.md,
+are for its own protocol), so READ over HTTP is granted by host, to the entries of
 ``COLLECTOR_METRICS_ALLOW_READ`` (HTCondor's ALLOW_READ syntax; default loopback only); anyone else
 gets 403 with the reason.  A small HTTP/1.1 handler on asyncio (one request per connection), reading
 ads only through ``Collector.ads()`` and yielding to the loop between chunks so queries and updates
@@ -51,7 +52,7 @@ STATUS_TEXT = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found"
 class HostList:
     """Hosts allowed READ, from an ALLOW_READ-style list: ``*``, IP addresses, networks
     (``10.0.0.0/8``), wildcards (``192.168.*``, ``*.example.org``), host names, and the
-    ``user@domain/host`` form (only ``*`` users can match while there is no network authentication)."""
+    ``user@domain/host`` form (only ``*`` users can match: an HTTP request names no user)."""
 
     text: str
     networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = field(default_factory=list)
