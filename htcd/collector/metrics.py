@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from htcd.classad import ClassAd
+from htcd.daemon.stats import Pacer
 from htcd.errors import UserError
 
 if TYPE_CHECKING:
@@ -278,25 +279,13 @@ async def route(collector: Collector, target: str) -> tuple[int, str, bytes]:
     raise HttpError(404, f"no such page {url.path}; try /metrics or /ads")
 
 
-class _Pacer:
-    """Returns to the event loop after every YIELD_EVERY seconds of work."""
-
-    def __init__(self) -> None:
-        self.mark = time.monotonic()
-
-    async def tick(self) -> None:
-        if time.monotonic() - self.mark >= YIELD_EVERY:
-            await asyncio.sleep(0)
-            self.mark = time.monotonic()
-
-
-async def paced(ads: Iterable[ClassAd], pacer: _Pacer) -> AsyncIterator[ClassAd]:
+async def paced(ads: Iterable[ClassAd], pacer: Pacer) -> AsyncIterator[ClassAd]:
     """The ads one by one, returning to the loop every YIELD_EVERY seconds of work (taking and
     using them both count)."""
     for i, ad in enumerate(ads):
         yield ad
         if i % 20 == 19:
-            await pacer.tick()
+            await pacer.step()
 
 
 # ------------------------------------------------------------------------------- /ads
@@ -314,7 +303,7 @@ async def render_ads(collector: Collector, query: dict[str, list[str]]) -> str:
         limit = int((query.get("limit") or ["0"])[-1])
     except ValueError:
         raise HttpError(400, f"limit must be a number, not {(query.get('limit') or [''])[-1]!r}") from None
-    pacer = _Pacer()
+    pacer = Pacer(YIELD_EVERY)
     wanted = {p.lower() for p in projection}
     parts = []
     try:
@@ -417,7 +406,7 @@ async def render_metrics(collector: Collector) -> str:
     """The pool as an OpenMetrics exposition.  Families whose source attributes no daemon
     publishes yet are simply absent."""
     started = time.monotonic()
-    pacer = _Pacer()
+    pacer = Pacer(YIELD_EVERY)
     fam: dict[str, Family] = {}
 
     def family(name: str, kind: str, help_text: str, unit: str = "") -> Family:
