@@ -67,3 +67,28 @@ def test_build_date_is_the_file_date(tmp_path) -> None:
     f.write_text("")
     os.utime(f, (0, 86400 * 365))
     assert version.build_date(str(f)) == "1971-01-01"
+
+
+def _version_commands() -> list[tuple[str, str]]:
+    """(file, command) of the playbook tasks that read the checkout's version."""
+    yaml = pytest.importorskip("yaml")
+    root = os.path.dirname(os.path.dirname(htcd.__file__))
+    found = []
+    for rel in ("upgrade.yml", "roles/htcd/tasks/wheelhouse.yml"):
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+        tasks = [t for play in doc for t in play.get("tasks", [])] if rel == "upgrade.yml" else doc
+        found += [(rel, t["ansible.builtin.command"]["cmd"]) for t in tasks
+                  if str(t.get("name", "")).startswith("Read the version")]
+    return found
+
+
+def test_playbooks_read_the_one_version() -> None:
+    """upgrade.yml and the htcd role read the version where it is written, without importing htcd."""
+    commands = _version_commands()
+    assert {rel for rel, _ in commands} == {"upgrade.yml", "roles/htcd/tasks/wheelhouse.yml"}
+    root = os.path.dirname(os.path.dirname(htcd.__file__))
+    for rel, cmd in commands:
+        argv = ["/bin/sh", "-c", cmd.replace("{{ ansible_playbook_python }}", sys.executable)]
+        out = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=60, check=True).stdout
+        assert out.strip() == htcd.__version__, (rel, out)
