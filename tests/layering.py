@@ -21,8 +21,7 @@ Every import counts, at module level or inside a function, and ``if TYPE_CHECKIN
 a type named across layers is a dependency a reader must follow all the same.
 
 A name with a leading underscore stays in its module: one that another module needs is made
-public (the CLI's shared helpers are in ``htcd.cli.common``).  Nothing in htcd imports a module
-from its old home in ``MOVED``.
+public (the CLI's shared helpers are in ``htcd.cli.common``).
 
 ``python tests/layering.py`` prints the violations and the import cycles.
 """
@@ -45,6 +44,7 @@ DAEMON_PACKAGES = ("collector", "negotiator", "schedd", "startd", "master", "sta
 LAYER_OF_PACKAGE = {
     "debug": BASE,
     "pacer": BASE,
+    "version": BASE,
     "errors": LANGUAGE,
     "classad": LANGUAGE,
     "config": LANGUAGE,
@@ -62,8 +62,6 @@ LAYER_OF_PACKAGE = {
     **{name: DAEMON for name in DAEMON_PACKAGES},
 }
 DAEMON_HOSTS = {("startd", "starter")}  # (daemon, the package it runs in its own process)
-# Old homes kept only for importers outside htcd (tests, scripts): htcd itself uses the new one.
-MOVED = {"htcd.daemon.locate": "htcd.wire.locate"}
 # Private names shared on purpose between two modules of one package: (importer, name).
 SHARED_PRIVATE = {("htcd.classad.ad", "htcd.classad.expr._NC")}  # the evaluator's "not a constant"
 CLIENT_ONLY = ("htcd.wire.client", "htcd.wire.framing")  # the CLI reaches these through htcd.client
@@ -174,8 +172,6 @@ def violation(imp: Import) -> Violation | None:
         (imp.module, f"{imp.target}.{imp.name}") not in SHARED_PRIVATE
     ):
         return Violation(imp.module, f"{imp.target}.{imp.name}", "a private name stays in its module")
-    if imp.target in MOVED:
-        return Violation(imp.module, imp.target, f"moved to {MOVED[imp.target]}")
     src_layer, src_pkg = layer_of(imp.module)
     dst_layer, dst_pkg = layer_of(imp.target)
 
@@ -210,7 +206,7 @@ def violations() -> list[Violation]:
     seen: dict[tuple[str, str], Violation] = {}
     for imp in project_imports():
         found = violation(imp)
-        if found is not None and not (found.module in MOVED and found.rule.startswith("moved")):
+        if found is not None:
             seen.setdefault((found.module, found.target), found)
     return sorted(seen.values(), key=str)
 

@@ -72,11 +72,9 @@ def test_a_violation_in_a_function_is_found() -> None:
     assert violation(found[0]) is not None and violation(found[1]) is not None
 
 
-def test_private_names_and_old_homes() -> None:
+def test_private_names() -> None:
     private = violation(Import("htcd.cli.history", "htcd.cli.q", 1, True, "_constraint"))
     assert private is not None and str(private) == \
         "htcd.cli.history -> htcd.cli.q._constraint (a private name stays in its module)"
     assert violation(Import("htcd.cli.history", "htcd.cli.common", 1, True, "job_constraint")) is None
     assert violation(Import("htcd.daemon.core", "htcd", 1, False, "__version__")) is None
-    moved = violation(Import("htcd.daemon.core", "htcd.daemon.locate", 1, False))
-    assert moved is not None and "htcd.wire.locate" in moved.rule

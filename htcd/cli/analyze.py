@@ -15,8 +15,8 @@ from htcd.classad.analyze import AP_UNIVERSES, Analysis, analyze, and_operands, 
 from htcd.errors import UserError
 
 WIDTH = 100
-PRIORITY_NOTE = ("User priority: not known.  htcd's negotiator keeps no accountant yet, so this analysis\n"
-                 "ignores user priority: it cannot say whether other users are ahead of you in line.\n")
+PRIORITY_NOTE = ("User priority: not known.  This analysis does not ask the negotiator's accountant (see\n"
+                 "htcd userprio), so it cannot say whether other users are ahead of you in line.\n")
 STATUS_NOTES = {2: "Job is running.", 3: "Job has been removed.", 4: "Job is completed.",
                 5: "Job is held.", 7: "Job is suspended."}
 

@@ -6,14 +6,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from htcd import __version__
 from htcd.config import Config
 from htcd.config import load as load_config
-
-# HTCondor's version lines for this htcd, as the daemons put them in their ads (CondorVersion,
-# CondorPlatform); the tools print them without loading the daemon runtime.
-VERSION_STRING = f"$CondorVersion: {__version__} htcd $"
-PLATFORM_STRING = "$CondorPlatform: X86_64-Linux htcd $"
 
 
 def config(subsystem: str = "TOOL") -> Config:

@@ -65,7 +65,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     p.add_argument("-daemon", help="with -set/-unset/-rset/-runset: which daemon of this host (default "
                                    "MASTER); with -name: which kind of daemon the name is")
     p.add_argument("-name", help="with -set/-unset/-rset/-runset: the daemon advertised under this Name "
-                                 "(found through the collector; it must run on this host)")
+                                 "(found through the collector; on this host or another)")
     return run
 
 
@@ -75,11 +75,8 @@ _AD_SUBSYS = {"DaemonMaster": "MASTER", "Collector": "COLLECTOR", "Negotiator": 
 
 
 def _named_daemon(cfg: Config, name: str, daemon: str | None) -> tuple[str, Address]:
-    """(subsystem, local address) of the daemon advertised as ``name``.
-
-    Only daemons of this host can be reached: tools talk to them over their Unix sockets, and
-    TCP connections between hosts are not authenticated yet.
-    """
+    """(subsystem, address) of the daemon advertised as ``name``: its Unix socket on this host,
+    else its advertised TCP address (authenticated with this client's token or certificate)."""
     from htcd.client import collector
     from htcd.errors import UserError
     from htcd.wire import locate

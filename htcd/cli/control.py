@@ -33,10 +33,10 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 
 def _version() -> int:
-    from htcd.cli.common import PLATFORM_STRING, VERSION_STRING
+    from htcd.version import platform_string, version_string
 
-    print(VERSION_STRING)
-    print(PLATFORM_STRING)
+    print(version_string())
+    print(platform_string())
     return 0
 
 

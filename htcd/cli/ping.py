@@ -161,11 +161,11 @@ def render(reply: dict[str, Any], items: list[Item], mode: str, address: str,
             out.append(f"{item.token:>20}{method:>15}{crypto:>11}{crypto:>10}"
                        f"{'    ALLOW ' if allowed else '     DENY '}{identity}\n")
         elif mode == "verbose":
-            from htcd.cli.common import VERSION_STRING
+            from htcd.version import version_string
 
             out.append(f"Destination:                 {dname} {address}\n"
                        f"Remote Version:              {remote_version}\n"
-                       f"Local  Version:              {VERSION_STRING}\n"
+                       f"Local  Version:              {version_string()}\n"
                        f"Instruction:                 {item.token}\n"
                        f"Command:                     {item.command}\n"
                        f"Encryption:                  {crypto}\n"

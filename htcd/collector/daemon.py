@@ -19,10 +19,11 @@ from htcd.classad import ClassAd
 from htcd.collector import metrics, query
 from htcd.collector.forward import Forwarder
 from htcd.collector.keys import string_value
-from htcd.collector.store import DEFAULT_LIFETIME, HISTORY_SIZE, AdStore, Entry
+from htcd.collector.store import HISTORY_SIZE, AdStore, Entry
 from htcd.collector.udp import Session, Sessions, UdpListener
 from htcd.daemon import Daemon
 from htcd.errors import UserError
+from htcd.pacer import Pacer
 from htcd.wire import auth, locate
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request
@@ -37,7 +38,7 @@ ADVERTISE_LEVELS = frozenset({auth.ADVERTISE_STARTD, auth.ADVERTISE_SCHEDD, auth
 
 CHUNK = 1000  # ads per streamed reply
 SLICE = 0.01  # seconds of work before yielding the loop to other requests (several may share one loop turn)
-UPDATE_BATCH_YIELD = 1000  # updates of one batched UPDATE_AD between two yields
+UPDATE_BATCH_CHECK = 64  # updates of one batched UPDATE_AD between two looks at the clock
 YOUNG_GC_EVERY = 500  # updates between two collections of Python's youngest generation
 
 
@@ -73,7 +74,7 @@ class Collector(Daemon):
         self.store.default_lifetime = self.lifetime()
 
     def lifetime(self) -> int:
-        return max(1, self.config.get_int("CLASSAD_LIFETIME", DEFAULT_LIFETIME))
+        return max(1, self.config.get_int("CLASSAD_LIFETIME"))
 
     def command_handlers(self) -> dict[str, Handler]:
         return {"UPDATE_AD": self.cmd_update, "INVALIDATE_AD": self.cmd_invalidate,
@@ -139,12 +140,10 @@ class Collector(Daemon):
         """Remove ads whose ClassAdLifetime ran out (every CLASSAD_LIFETIME seconds, as HTCondor's
         housekeeper; queries never show an expired ad even before the sweep)."""
         removed = 0
-        start = time.monotonic()
+        pacer = Pacer(SLICE)
         for item in self.store.expired():
             if item is None:
-                if time.monotonic() - start > SLICE:
-                    await asyncio.sleep(0)
-                    start = time.monotonic()
+                await pacer.step()
                 continue
             table, entry = item
             self.store.remove(table, entry)
@@ -181,12 +180,11 @@ class Collector(Daemon):
         """Build the indexes queries asked for, in slices, as they are asked for."""
         while not self.stopping.is_set():
             for table, idx in self.store.pending_builds():
-                start = time.monotonic()
+                pacer = Pacer(SLICE)
                 for _ in self.store.build_steps(table, idx, chunk=500):
-                    if time.monotonic() - start > SLICE:
+                    if pacer.due():
                         gc.freeze()  # the new buckets hold many ads: keep the collector from walking them
-                        await asyncio.sleep(0)
-                        start = time.monotonic()
+                        await pacer.pause()
                 gc.freeze()
                 self.log.info("built the %s index of %s ads (%d ads)", idx.attr, table.ad_type, len(table.entries))
             self._build_wake.clear()
@@ -303,14 +301,15 @@ class Collector(Daemon):
         if not isinstance(updates, list) or not all(isinstance(u, dict) for u in updates):
             raise CommandError("UPDATE_AD: 'updates' must be a list of {ad_type, ad, private}", "BAD_REQUEST")
         stored, errors = 0, []
+        pacer = Pacer(SLICE)
         for n, u in enumerate(updates, 1):
             try:
                 self._apply_update(u, req.identity)
                 stored += 1
             except CommandError as exc:
                 errors.append(f"update {n}: {exc}")
-            if n % UPDATE_BATCH_YIELD == 0:
-                await asyncio.sleep(0)
+            if n % UPDATE_BATCH_CHECK == 0:
+                await pacer.step()
         return {"stored": stored, "errors": errors[:20]}
 
     def _on_datagram(self, message: dict[str, Any], session: Session) -> None:
@@ -390,19 +389,11 @@ class Collector(Daemon):
         if query.want_indexes(self.store, ad_type, plan):
             self._build_wake.set()
         found = query.select(self.store, ad_type, plan)
-        start = time.monotonic()
+        pacer = Pacer(SLICE)  # the consumer's work between two entries counts too
         for e in found:
             if e is not None:
                 yield e
-                start = await self._maybe_yield(start)
-            elif time.monotonic() - start > SLICE:
-                start = await self._maybe_yield(start)
-
-    async def _maybe_yield(self, start: float) -> float:
-        if time.monotonic() - start <= SLICE:
-            return start
-        await asyncio.sleep(0)
-        return time.monotonic()
+            await pacer.step()
 
     async def cmd_query(self, req: Request) -> list[dict[str, str]]:
         """``QUERY_ADS {ad_type, constraint?, projection?, limit?}``, streamed in chunks."""

@@ -2,8 +2,9 @@
 ``/ads?type=Machine&constraint=...&projection=Name,State&limit=N``.
 
 Off unless ``COLLECTOR_METRICS_PORT`` is set (0: any free port, logged); it listens on
-``COLLECTOR_METRICS_ADDRESS`` (default 127.0.0.1).  Reading it is READ access to the collector:
-until network authentication exists, READ over HTTP is granted by host, to the entries of
+``COLLECTOR_METRICS_ADDRESS`` (default 127.0.0.1).  Reading it is READ access to the collector,
+but plain HTTP carries none of htcd's authentication (tokens and certificates, docs/security.md,
+are for its own protocol), so READ over HTTP is granted by host, to the entries of
 ``COLLECTOR_METRICS_ALLOW_READ`` (HTCondor's ALLOW_READ syntax; default loopback only); anyone else
 gets 403 with the reason.  A small HTTP/1.1 handler on asyncio (one request per connection), reading
 ads only through ``Collector.ads()`` and yielding to the loop between chunks so queries and updates
@@ -28,6 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from htcd.classad import ClassAd
 from htcd.errors import UserError
+from htcd.pacer import Pacer
 
 if TYPE_CHECKING:
     from htcd.collector.daemon import Collector
@@ -51,7 +53,7 @@ STATUS_TEXT = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found"
 class HostList:
     """Hosts allowed READ, from an ALLOW_READ-style list: ``*``, IP addresses, networks
     (``10.0.0.0/8``), wildcards (``192.168.*``, ``*.example.org``), host names, and the
-    ``user@domain/host`` form (only ``*`` users can match while there is no network authentication)."""
+    ``user@domain/host`` form (only ``*`` users can match: an HTTP request names no user)."""
 
     text: str
     networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = field(default_factory=list)
@@ -277,25 +279,13 @@ async def route(collector: Collector, target: str) -> tuple[int, str, bytes]:
     raise HttpError(404, f"no such page {url.path}; try /metrics or /ads")
 
 
-class _Pacer:
-    """Returns to the event loop after every YIELD_EVERY seconds of work."""
-
-    def __init__(self) -> None:
-        self.mark = time.monotonic()
-
-    async def tick(self) -> None:
-        if time.monotonic() - self.mark >= YIELD_EVERY:
-            await asyncio.sleep(0)
-            self.mark = time.monotonic()
-
-
-async def paced(ads: Iterable[ClassAd], pacer: _Pacer) -> AsyncIterator[ClassAd]:
+async def paced(ads: Iterable[ClassAd], pacer: Pacer) -> AsyncIterator[ClassAd]:
     """The ads one by one, returning to the loop every YIELD_EVERY seconds of work (taking and
     using them both count)."""
     for i, ad in enumerate(ads):
         yield ad
         if i % 20 == 19:
-            await pacer.tick()
+            await pacer.step()
 
 
 # ------------------------------------------------------------------------------- /ads
@@ -313,7 +303,7 @@ async def render_ads(collector: Collector, query: dict[str, list[str]]) -> str:
         limit = int((query.get("limit") or ["0"])[-1])
     except ValueError:
         raise HttpError(400, f"limit must be a number, not {(query.get('limit') or [''])[-1]!r}") from None
-    pacer = _Pacer()
+    pacer = Pacer(YIELD_EVERY)
     wanted = {p.lower() for p in projection}
     parts = []
     try:
@@ -416,7 +406,7 @@ async def render_metrics(collector: Collector) -> str:
     """The pool as an OpenMetrics exposition.  Families whose source attributes no daemon
     publishes yet are simply absent."""
     started = time.monotonic()
-    pacer = _Pacer()
+    pacer = Pacer(YIELD_EVERY)
     fam: dict[str, Family] = {}
 
     def family(name: str, kind: str, help_text: str, unit: str = "") -> Family:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from htcd.pacer import Pacer
 from htcd.wire import auth, udp
 from htcd.wire.errors import ProtocolError
 
@@ -129,7 +130,7 @@ class UdpListener:
 
     def _ready(self) -> None:
         c = self.counters
-        start = time.monotonic()
+        budget = Pacer(READ_BUDGET)
         now = time.time()
         n = 0
         while True:
@@ -144,7 +145,7 @@ class UdpListener:
             self._one(data, addr, now)
             n += 1
             if n % 64 == 0:
-                if time.monotonic() - start > READ_BUDGET:
+                if budget.due():
                     break
                 now = time.time()
         if c.unknown_session + c.bad_mac + c.malformed != (self._logged.unknown_session + self._logged.bad_mac

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from htcd.config import conditionals
 from htcd.config._expand import Arith, ConfigError, expand, find_close, split_top
 from htcd.config._lines import assignment, first_word
-from htcd.config._table import COMPUTED, table
+from htcd.config._table import COMPUTED, fallback, table
 
 #: The HTCondor release whose config language this follows; ``if version`` compares with it.
 MAX_INCLUDE_DEPTH = 20
@@ -116,6 +116,15 @@ class Config:
         value = self._value(name, [])
         return value if value else default
 
+    def _typed_value(self, name: str) -> str | None:
+        """What the typed getters read: the value, else the param table's ``-(...)`` fallback.
+
+        A config or param-table value wins over a getter's ``default`` argument, which is only
+        for knobs the table does not know; tests/config/test_call_site_defaults.py keeps the two
+        from disagreeing where both are written."""
+        value = self.get(name)
+        return value if value is not None else fallback(name)
+
     def raw(self, name: str) -> str | None:
         """The winning definition as written, before expansion."""
         e = self._entry(name)
@@ -137,7 +146,7 @@ class Config:
 
     def get_bool(self, name: str, default: bool = False) -> bool:
         """true/yes/t/1/on or false/no/f/0/off, any case; anything else is an error."""
-        value = self.get(name)
+        value = self._typed_value(name)
         if value is None:
             return default
         v = value.strip().lower()
@@ -153,7 +162,7 @@ class Config:
         A knob of type ``size`` in the param table (MAX_*_LOG) also takes units, as HTCondor does
         (``10 Mb`` is 10485760); see get_size.
         """
-        value = self.get(name)
+        value = self._typed_value(name)
         if value is None:
             return default
         try:
@@ -176,7 +185,7 @@ class Config:
 
     def get_float(self, name: str, default: float = 0.0) -> float:
         """A real number, or simple arithmetic that yields one."""
-        value = self.get(name)
+        value = self._typed_value(name)
         if value is None:
             return default
         try:
@@ -194,7 +203,7 @@ class Config:
 
         This is the form HTCondor accepts for sizes such as MAX_DEFAULT_LOG / MAX_*_LOG.
         """
-        value = self.get(name)
+        value = self._typed_value(name)
         if value is None:
             return default
         size = parse_size(value)
@@ -207,7 +216,7 @@ class Config:
 
         Returns the text (not a parsed tree), so callers parse it where they evaluate it.
         """
-        value = self.get(name)
+        value = self._typed_value(name)
         if value is None:
             return default
         from htcd.classad import parse_expr
@@ -223,7 +232,7 @@ class Config:
 
     def get_list(self, name: str, default: tuple[str, ...] | list[str] = ()) -> list[str]:
         """Items split on commas and whitespace, empty ones dropped."""
-        value = self.get(name)
+        value = self._typed_value(name)
         if value is None:
             return list(default)
         return value.replace(",", " ").split()

@@ -14,7 +14,13 @@ _HERE = os.path.dirname(__file__)
 
 
 class Param(NamedTuple):
-    """One row of param_table.tsv; ``default`` None means no default (the knob is undefined)."""
+    """One row of param_table.tsv; ``default`` None means no default (the knob is undefined).
+
+    ``fallback`` is the value the typed getters (``Config.get_int`` ...) use for a knob left
+    undefined, as HTCondor's code does for knobs its param table leaves undefined
+    (NEGOTIATOR_CYCLE_DELAY is undefined for ``$(...)`` and config_val, yet means 20): written
+    ``-(20)`` in the default column.
+    """
 
     name: str
     type: str
@@ -22,6 +28,7 @@ class Param(NamedTuple):
     reconfig: bool
     description: str
     section: str = ""
+    fallback: str | None = None
 
 
 _TABLE: dict[str, Param] | None = None
@@ -43,10 +50,18 @@ def table() -> dict[str, Param]:
                 if line.startswith("#") or not line.strip():
                     continue
                 name, typ, default, when, desc = line.rstrip("\n").split("\t")
-                rows[name.lower()] = Param(name, typ, None if default == "-" else default,
-                                           when == "reconfig", desc, section)
+                fallback = default[2:-1] if default.startswith("-(") and default.endswith(")") else None
+                rows[name.lower()] = Param(name, typ, None if default == "-" or fallback is not None else default,
+                                           when == "reconfig", desc, section, fallback)
         _TABLE = rows
     return _TABLE
+
+
+def fallback(name: str) -> str | None:
+    """The param table's value for ``name`` where it is read but left undefined (``-(...)``);
+    a ``SUBSYS.`` or local-name prefix is looked through."""
+    p = table().get(name.lower().rsplit(".", 1)[-1])
+    return None if p is None else p.fallback
 
 
 def _hostname() -> str:

@@ -17,7 +17,9 @@ Generated from `htcd/config/param_table.tsv` by `python -m htcd.config.knobdoc >
 do not edit by hand. Each knob may be set in any config source
 (see docs/config.md), also per daemon (`SCHEDD.KNOB`) or per local name. **When** says what a
 change needs: `reconfig` (`htcd reconfig` applies it) or `restart` (the daemon must restart;
-a reconfig reports it as pending). A name with `<...>` stands for a family of knobs.
+a reconfig reports it as pending). A name with `<...>` stands for a family of knobs. A default
+*(none)*, read as `V` is a knob left undefined (as HTCondor leaves it: `$(KNOB)` and
+`htcd config_val KNOB` find nothing) that the daemons read as `V`.
 
 Computed from the machine when the config loads (a file may override them):
 {computed}, SUBSYSTEM.
@@ -45,8 +47,12 @@ def render() -> str:
         out.append("| Knob | Type | Default | When | Description |")
         out.append("| --- | --- | --- | --- | --- |")
         for p in rows:
-            default = "*(none)*" if p.default is None else ("*(empty)*" if p.default == "" else
-                                                            f"`{_cell(p.default)}`")
+            if p.fallback is not None:
+                default = f"*(none)*, read as `{_cell(p.fallback)}`"
+            elif p.default is None:
+                default = "*(none)*"
+            else:
+                default = "*(empty)*" if p.default == "" else f"`{_cell(p.default)}`"
             out.append(f"| `{p.name}` | {p.type} | {default} | {'reconfig' if p.reconfig else 'restart'} "
                        f"| {_cell(p.description)} |")
         out.append("")

@@ -32,12 +32,13 @@ from htcd.daemon.log import LOG_NAMES, LogSettings, open_log, parse_limit
 from htcd.daemon.stats import DEFAULT_QUANTUM, DEFAULT_WINDOW, DaemonStats, parse_publish
 from htcd.debug import dprintf, parse_debug
 from htcd.errors import UserError
+from htcd.version import platform_string, version_string
 from htcd.wire import authz, locate
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request, Server
 
-VERSION_STRING = f"$CondorVersion: {__version__} htcd $"
-PLATFORM_STRING = "$CondorPlatform: X86_64-Linux htcd $"
+VERSION_STRING = version_string()
+PLATFORM_STRING = platform_string()
 
 
 def restart_knobs_changed(old: Config, new: Config) -> list[str]:
@@ -76,7 +77,8 @@ class Daemon:
         handlers.update(self.command_handlers())
         self.server = Server(self.subsystem.lower(), self.uid_domain, handlers, self.log,
                              on_command=self.stats.command)
-        self.policy = self._apply_policy(self._build_policy(config))
+        # the ALLOW/DENY authorization policy (not ``policy``: the startd's is its START/PREEMPT/... policy)
+        self.authz = self._apply_policy(self._build_policy(config))
         self._configure_limits()
         self._configure_security()
         self.advertiser = Advertiser(self)
@@ -99,7 +101,8 @@ class Daemon:
     def default_name(self) -> str:
         return self.hostname
 
-    def knob_int(self, name: str, default: int) -> int:
+    def knob_int(self, name: str, default: int = 0) -> int:
+        """``get_int``: the config, else the param table, else ``default``."""
         return self.config.get_int(name, default)
 
     def open_log(self, subsys: str, suffix: str = "") -> logging.Logger:
@@ -435,7 +438,7 @@ class Daemon:
         self._configure_stats()
         self._configure_limits()
         self._configure_security()
-        self.policy = self._apply_policy(policy)
+        self.authz = self._apply_policy(policy)
         self.log.info("reconfigured from %s", ", ".join(config.files) or "the embedded default")
         self.reconfigured()
         return {"daemon": self.subsystem, "pending_restart": self.pending_restart}

@@ -128,7 +128,7 @@ class Negotiator(Daemon, PriorityCommands):
                     pass
             if self.stopping.is_set():
                 return
-            delay = self.last_cycle_start + self.knob_int("NEGOTIATOR_CYCLE_DELAY", 20) - time.time()
+            delay = self.last_cycle_start + self.knob_int("NEGOTIATOR_CYCLE_DELAY") - time.time()
             if delay > 0:
                 await asyncio.sleep(delay)
             self.wake.clear()

@@ -45,13 +45,6 @@ def submitter_name(job: Job, uid_domain: str) -> str:
     return f"{job.owner}@{uid_domain}"
 
 
-def cluster_submitter(cluster: Cluster, uid_domain: str) -> str | None:
-    """The accounting-group submitter name of a cluster's jobs, or None (not in a group)."""
-    if cluster.text("AccountingGroup") is None and cluster.text("AcctGroup") is None:
-        return None
-    return submitter_name(Job(cluster, 0, {}), uid_domain)
-
-
 def _parse(text: str | None) -> Expr | None:
     if not text:
         return None

@@ -13,7 +13,6 @@ from typing import Any
 from htcd.classad import ClassAd, unparse
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
-STATUS_LETTER = {IDLE: "I", RUNNING: "R", REMOVED: "X", COMPLETED: "C", HELD: "H", 6: ">", 7: "S"}
 
 
 class Cluster:

@@ -154,28 +154,3 @@ def idle_times(config: Config, watching_since: float, now: float | None = None) 
     terminals = _idle_since(terminal_devices(config), now)
     keyboard = console if terminals is None else min(console, terminals)
     return int(keyboard), int(console)
-
-
-def tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process and its descendants now alive (0 if it is gone)."""
-    total = 0.0
-    try:
-        leader = psutil.Process(pid)
-        procs = [leader, *leader.children(recursive=True)]
-    except psutil.Error:
-        return 0.0
-    for proc in procs:
-        with contextlib.suppress(psutil.Error):
-            t = proc.cpu_times()
-            total += t.user + t.system
-            if proc is leader:  # descendants the leader already reaped
-                total += t.children_user + t.children_system
-    return total
-
-
-def tree_pids(pid: int) -> list[int]:
-    try:
-        leader = psutil.Process(pid)
-        return [leader.pid, *(p.pid for p in leader.children(recursive=True))]
-    except psutil.Error:
-        return []

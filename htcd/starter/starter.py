@@ -38,7 +38,6 @@ __all__ = ["Starter", "StarterError", "clean_orphans"]
 
 STDOUT = "_condor_stdout"
 STDERR = "_condor_stderr"
-HOLD_STARTD = 21  # HoldReasonCode StartdHeldJob: the startd's WANT_HOLD
 HOLD_OUT_OF_RESOURCES = 34  # HoldReasonCode JobOutOfResources: over the memory limit
 THREAD_VARS = ("CUBACORES GOMAXPROCS JULIA_NUM_THREADS MKL_NUM_THREADS NUMEXPR_NUM_THREADS OMP_NUM_THREADS "
                "OMP_THREAD_LIMIT OPENBLAS_NUM_THREADS PYTHON_CPU_COUNT ROOT_MAX_THREADS "

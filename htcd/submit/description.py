@@ -65,10 +65,6 @@ class SubmitDescription:
         """What the user should see on standard error: ``warning :`` statements and build warnings."""
         return self.read_warnings + self.build_warnings
 
-    @property
-    def queue_statements(self) -> list[QueueStatement]:
-        return [s for s in self.statements if isinstance(s, QueueStatement)]
-
     def _check_names(self) -> None:
         """Reject a name that is neither a command, a used variable, nor far from a command: a typo."""
         referenced: set[str] = set()

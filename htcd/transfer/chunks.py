@@ -95,7 +95,6 @@ class Receiver:
         self._rel: str | None = None
         self._fd = -1
         self._size = 0
-        self._expect = 0
         self._digest: Any = None
 
     def feed(self, frame: Frame) -> Frame | None:
@@ -137,7 +136,7 @@ class Receiver:
             self._fd = self.open_file(rel, int(frame.get("mode") or 0o644) & 0o7777)
         except OSError as exc:
             raise TransferError(f"{self.what}: cannot write {rel}: {exc.strerror}", 13, exc.errno or 0) from None
-        self._rel, self._size, self._expect = rel, 0, int(frame.get("size") or 0)
+        self._rel, self._size = rel, 0
         self._digest = hashlib.sha256()
 
     def _data(self, data: Any) -> None:

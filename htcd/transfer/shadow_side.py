@@ -23,9 +23,7 @@ from htcd.transfer.paths import (
     TransferError,
     is_url,
     mkdir_as_owner,
-    mkdir_beneath,
     open_as_owner,
-    open_beneath,
     owner_may,
     safe_relpath,
 )
@@ -209,25 +207,6 @@ def spool_dir(spool: str, cluster: int, proc: int) -> str:
     """Where output kept from an eviction waits for the job's next start (beside the proc's
     spooled input, ``cluster<C>.proc<P>.subproc0``, never inside it)."""
     return os.path.join(spool, str(cluster), str(proc), f"cluster{cluster}.proc{proc}.evicted")
-
-
-def keep_evicted_output(directory: str, result: dict[str, Any]) -> int:
-    """ON_EXIT_OR_EVICT: the evicted job's files, kept (as the schedd) to go back as input."""
-    written = 0
-    for rel, entry in (result.get("files") or {}).items():
-        ent = entries.normal(entry)
-        rel = safe_relpath(str(rel), "the job's output")
-        if ent.get("dir"):
-            os.makedirs(directory, mode=0o700, exist_ok=True)
-            mkdir_beneath(directory, rel)
-            continue
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd = open_beneath(directory, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, ent.get("mode", 0o644) & 0o777,
-                          make_parents=True)
-        with os.fdopen(fd, "wb") as f:
-            f.write(ent["data"])
-        written += len(ent["data"])
-    return written
 
 
 def drop_spool(directory: str) -> None:

@@ -146,8 +146,3 @@ def collector_port(config: Config) -> int:
         return default_port(config)
     entries = collector_entries(config)
     return entries[0].port if entries else COLLECTOR_PORT
-
-
-def ensure_dir(path: str, mode: int = 0o755) -> str:
-    os.makedirs(path, mode=mode, exist_ok=True)
-    return path

@@ -16,9 +16,9 @@ from pooltools import wait_for
 from startd.startd_tools import WAITER, events, job_pid, script, states, transitions
 
 from htcd.classad import ClassAd
-from htcd.daemon.locate import read_address_file
 from htcd.wire.client import Connection
 from htcd.wire.errors import RemoteError
+from htcd.wire.locate import read_address_file
 
 ONE_SLOT = {"NUM_CPUS": "1", "POLLING_INTERVAL": "0.5"}
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from pooltools import Pool, wait_for
 
-from htcd.daemon.locate import read_address_file
 from htcd.wire.address import Address
 from htcd.wire.client import Connection
+from htcd.wire.locate import read_address_file
 
 
 def start_collector_pool(make_pool: Callable[..., Pool], knobs: dict[str, str] | None = None,

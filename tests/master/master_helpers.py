@@ -9,9 +9,9 @@ from typing import Any
 from pooltools import Pool, wait_for
 
 from htcd.classad import ClassAd
-from htcd.daemon.locate import read_address_file
 from htcd.wire.client import Connection
 from htcd.wire.errors import WireError
+from htcd.wire.locate import read_address_file
 
 MINIMAL = {"DAEMON_LIST": "MASTER, COLLECTOR, SCHEDD"}  # no startd: quicker, when jobs are not needed
 

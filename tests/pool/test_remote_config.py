@@ -5,8 +5,8 @@ from __future__ import annotations
 from pooltools import wait_for
 
 from htcd.classad import ClassAd
-from htcd.daemon.locate import read_address_file
 from htcd.wire.client import Connection
+from htcd.wire.locate import read_address_file
 
 PERSIST = {"ENABLE_PERSISTENT_CONFIG": "TRUE", "PERSISTENT_CONFIG_DIR": "$(LOCAL_DIR)/persist",
            "SETTABLE_ATTRS_CONFIG": "START, NUM_CPUS"}

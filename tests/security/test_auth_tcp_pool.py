@@ -58,7 +58,7 @@ def test_a_job_runs_through_a_pool_that_talks_only_tcp(make_pool, pool_dir: Path
 
 ADVERTISE = r'''
 import json, sys
-from htcd.daemon import locate
+from htcd.wire import locate
 from htcd.config import load
 from htcd.wire.client import Connection
 from htcd.wire.errors import RemoteError

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from pooltools import Pool, run_as, wait_for
 
-from htcd.daemon.locate import read_address_file
 from htcd.wire.client import Connection
+from htcd.wire.locate import read_address_file
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
 NOBODY = pwd.getpwnam("nobody").pw_uid

@@ -14,9 +14,9 @@ from typing import Any
 from pooltools import Pool, wait_for
 
 from htcd.classad import ClassAd
-from htcd.daemon.locate import read_address_file
 from htcd.wire.address import Address
 from htcd.wire.client import Connection
+from htcd.wire.locate import read_address_file
 
 # A job that records its pid and waits until the test creates the file "go" (no timing guesses).
 WAITER = """#!/bin/sh

@@ -19,8 +19,8 @@ from startd.startd_tools import (
 )
 
 from htcd.classad import ClassAd
-from htcd.daemon.locate import read_address_file
 from htcd.wire.client import Connection
+from htcd.wire.locate import read_address_file
 
 TWO = {"NUM_CPUS": "2", "POLLING_INTERVAL": "0.5"}
 

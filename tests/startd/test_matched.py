@@ -9,9 +9,9 @@ from pooltools import wait_for
 from startd.startd_tools import script, states, transitions, wait_states
 
 from htcd.classad import ClassAd
-from htcd.daemon.locate import read_address_file
 from htcd.wire.client import Connection
 from htcd.wire.errors import RemoteError
+from htcd.wire.locate import read_address_file
 
 ONE_SLOT = {"NUM_CPUS": "1", "POLLING_INTERVAL": "0.5"}
 JOB = ClassAd({"Owner": "tester", "RequestCpus": 1, "RequestMemory": 1, "RequestDisk": 1, "JobUniverse": 5,

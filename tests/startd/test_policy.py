@@ -20,9 +20,9 @@ from startd.startd_tools import (
 )
 
 from htcd.classad import ClassAd
-from htcd.daemon.locate import read_address_file
 from htcd.wire.client import Connection
 from htcd.wire.errors import RemoteError, WireError
+from htcd.wire.locate import read_address_file
 
 ONE_SLOT = {"NUM_CPUS": "1", "POLLING_INTERVAL": "0.5"}
 RSET = {"ENABLE_RUNTIME_CONFIG": "TRUE", "SETTABLE_ATTRS_CONFIG": "SUSPEND, CONTINUE, START, PREEMPT"}

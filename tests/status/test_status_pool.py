@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pooltools import Pool, run_as
 
-from htcd.daemon.locate import read_address_file
+from htcd.wire.locate import read_address_file
 
 NOBODY = 65534
 
