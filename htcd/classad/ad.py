@@ -21,6 +21,7 @@ from .expr import (
     parse_expr,
     unparse_name,
 )
+from .nodes import set_ad_class
 from .ops import to_bool3
 from .values import ERROR, UNDEFINED, is_true, unparse_value
 
@@ -256,6 +257,8 @@ class ClassAd(MutableMapping[str, Expr]):
     def to_json(self) -> dict[str, Any]:
         """HTCondor's JSON form: literals as JSON values, other expressions as "/Expr(...)/" strings."""
         return {e.name: _json_value(e.tree()) for e in self._attrs.values()}
+
+set_ad_class(ClassAd)
 
 
 def _json_value(x: Expr) -> Any:

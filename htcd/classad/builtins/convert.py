@@ -1,0 +1,142 @@
+"""Type predicates and conversions: isString() and friends, int(), real(), string(), bool()."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ..registry import STRICT, Strict, strict
+from ..values import ERROR, INT_MIN, UNDEFINED, AbsTime, RelTime, format_real, unparse_value
+
+
+def is_ad(v: object) -> bool:
+    return hasattr(v, "_attrs")
+
+
+# ---------------------------------------------------------------- type predicates
+
+def _pred(test: Callable[[object], bool]) -> Strict:
+    def fn(a: list[object]) -> object:
+        if len(a) != 1:
+            return ERROR
+        return test(a[0])
+    return fn
+
+
+for _n, _t in {
+    "isUndefined": lambda v: v is UNDEFINED,
+    "isError": lambda v: v is ERROR,
+    "isString": lambda v: type(v) is str,
+    "isInteger": lambda v: type(v) is int,
+    "isReal": lambda v: type(v) is float,
+    "isBoolean": lambda v: type(v) is bool,
+    "isList": lambda v: type(v) is list,
+    "isClassAd": is_ad,
+}.items():
+    STRICT[_n.lower()] = _pred(_t)
+
+
+# ---------------------------------------------------------------- conversions
+
+STRTOD = re.compile(
+    r"\s*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
+    r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))",
+    re.IGNORECASE,
+)
+
+
+def strtod(s: str) -> float | None:
+    """C strtod on a prefix of ``s``; None when nothing converts."""
+    m = STRTOD.match(s)
+    if m is None:
+        return None
+    t = m.group(1)
+    body = t.lstrip("+-")
+    if body[:2].lower() == "0x":
+        sign = -1.0 if t.startswith("-") else 1.0
+        h = body[2:]
+        if "p" not in h.lower():
+            h += "p0"
+        return sign * float.fromhex("0x" + h)
+    return float(t)
+
+
+def real_to_int(x: float) -> int:
+    """C's double->int64 cast as HTCondor sees it: out of range or NaN gives INT64_MIN."""
+    if x != x or not -9.223372036854775808e18 <= x < 9.223372036854775808e18:
+        return INT_MIN
+    return int(x)
+
+
+def to_string(v: object) -> object:
+    """string(): values to their text; strings unchanged."""
+    t = type(v)
+    if t is str:
+        return v
+    if v is UNDEFINED or v is ERROR:
+        return v
+    if t is float:
+        return format_real(v)  # type: ignore[arg-type]
+    if t is AbsTime or t is RelTime:
+        return v.text()  # type: ignore[union-attr]
+    return unparse_value(v)
+
+
+def _convert(a: list[object], cast: Callable[[Any], object], keep: type) -> object:
+    """int()/real(): numbers, string prefixes (C strtod) and times through ``cast``."""
+    if len(a) != 1:
+        return ERROR
+    v = a[0]
+    t = type(v)
+    if t is keep:
+        return v
+    if t is int or t is float or t is bool:
+        return cast(v)
+    if t is str:
+        x = strtod(v)  # type: ignore[arg-type]
+        return ERROR if x is None else cast(x)
+    if t is AbsTime:
+        return cast(v.epoch)  # type: ignore[union-attr]
+    if t is RelTime:
+        return cast(v.seconds)  # type: ignore[union-attr]
+    return UNDEFINED if v is UNDEFINED else ERROR
+
+
+STRICT["int"] = lambda a: _convert(a, real_to_int, int)
+STRICT["real"] = lambda a: _convert(a, float, float)
+
+
+@strict("string")
+def _string(a: list[object]) -> object:
+    if len(a) != 1:
+        return ERROR
+    return to_string(a[0])
+
+
+@strict("bool")
+def _bool(a: list[object]) -> object:
+    if len(a) != 1:
+        return ERROR
+    v = a[0]
+    t = type(v)
+    if t is bool:
+        return v
+    if t is int or t is float:
+        return v != 0
+    if t is str:
+        low = v.lower()  # type: ignore[attr-defined]
+        if low == "true":
+            return True
+        if low == "false":
+            return False
+        return UNDEFINED
+    if v is UNDEFINED:
+        return UNDEFINED
+    return ERROR
+
+
+# ---------------------------------------------------------------- types of times
+
+STRICT["isabstime"] = _pred(lambda v: type(v) is AbsTime)
+STRICT["isreltime"] = _pred(lambda v: type(v) is RelTime)

@@ -1,0 +1,237 @@
+"""String lists ("a, b, c"): splitting, stringListMember() and the other stringList*(), split(),
+join()."""
+
+from __future__ import annotations
+
+import re
+
+from .. import ops
+from ..registry import STRICT, Strict, strict
+from ..values import ERROR, UNDEFINED
+from .convert import STRTOD, strtod, to_string
+
+
+def split_list(s: str, delims: str = " ,") -> list[str]:
+    """HTCondor string-list splitting: any delimiter character separates; empty items dropped."""
+    if delims == " ,":
+        return [x for x in re.split(r"[ ,\t\r\n]+", s) if x]
+    out: list[str] = []
+    cur: list[str] = []
+    for ch in s:
+        if ch in delims:
+            if cur:
+                out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        out.append("".join(cur).strip())
+    return [x for x in out if x]
+
+
+def _strlist_args(a: list[object], nmin: int, undef: object = ERROR) -> object:
+    if len(a) not in (nmin, nmin + 1):
+        return ERROR
+    if any(v is ERROR for v in a):
+        return ERROR
+    if any(v is UNDEFINED for v in a):
+        return undef
+    if any(type(v) is not str for v in a):
+        return ERROR
+    return None
+
+
+def split_tokens(s: str, delims: str = " ,") -> list[str]:
+    """split(): items between delimiters; an empty item survives only between two non-space
+    delimiters, and whitespace is trimmed only when it is itself a delimiter."""
+    out: list[str] = []
+    cur: list[str] = []
+    prev_ws = True  # start of string behaves like a whitespace delimiter
+    for ch in s:
+        if ch in delims:
+            if cur:
+                out.append("".join(cur))
+            elif not prev_ws and not ch.isspace():
+                out.append("")
+            cur = []
+            prev_ws = ch.isspace() or (not out and not cur)
+        else:
+            cur.append(ch)
+            prev_ws = False
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def _sl_member(fold: bool) -> Strict:
+    """As HTCondor's: a value that is neither a string nor UNDEFINED is an ERROR even beside an
+    UNDEFINED one; UNDEFINED as the item or the list is simply not a member, unless both are."""
+    def fn(a: list[object]) -> object:
+        if len(a) not in (2, 3) or any(v is ERROR or (type(v) is not str and v is not UNDEFINED) for v in a):
+            return ERROR
+        if a[0] is UNDEFINED and a[1] is UNDEFINED:
+            return UNDEFINED
+        if a[0] is UNDEFINED or a[1] is UNDEFINED:
+            return False
+        delims = a[2] if len(a) == 3 and a[2] is not UNDEFINED else " ,"  # UNDEFINED: the default
+        items = split_list(a[1], delims)  # type: ignore[arg-type]
+        x = a[0]
+        if fold:
+            lx = ops.ascii_lower(x)  # type: ignore[arg-type]
+            return any(ops.ascii_lower(i) == lx for i in items)
+        return x in items
+    return fn
+
+
+STRICT["stringlistmember"] = _sl_member(False)
+STRICT["stringlistimember"] = _sl_member(True)
+
+
+@strict("stringListSize")
+def _sl_size(a: list[object]) -> object:
+    bad = _strlist_args(a, 1)
+    if bad is not None:
+        return bad
+    return len(split_list(a[0], a[1] if len(a) == 2 else " ,"))  # type: ignore[arg-type]
+
+
+@strict("split")
+def _split(a: list[object]) -> object:
+    bad = _strlist_args(a, 1)
+    if bad is not None:
+        return bad
+    return split_tokens(a[0], a[1] if len(a) == 2 else " ,")  # type: ignore[list-item, arg-type]
+
+
+@strict("join")
+def _join(a: list[object]) -> object:
+    if not a:
+        return ""
+    if len(a) == 1:
+        items = a[0]
+        if items is UNDEFINED or items is ERROR:
+            return items
+        if type(items) is not list:
+            return ""  # a lone separator joins nothing
+        sep: object = ""
+    else:
+        sep = a[0]
+        items = a[1] if len(a) == 2 and type(a[1]) is list else a[1:]
+    if sep is ERROR:
+        return ERROR
+    if sep is UNDEFINED:
+        sep = ""
+    sep = to_string(sep)
+    if type(sep) is not str:
+        return ERROR
+    if items and all(v is UNDEFINED for v in items):  # type: ignore[union-attr]
+        return UNDEFINED  # nothing but undefined items
+    out = ""
+    for v in items:  # type: ignore[union-attr]
+        if v is UNDEFINED:
+            continue
+        s = to_string(v)
+        if type(s) is not str:
+            return ERROR
+        # HTCondor adds the separator only after a non-empty result: leading "" items vanish
+        out = out + sep + s if out else s  # type: ignore[operator]
+    return out
+
+
+# ---------------------------------------------------------------- string lists
+
+_SL_INT = re.compile(r"[+-]?\d+\Z")
+
+
+def _sl_numbers(a: list[object]) -> object:
+    """The items of a string list as numbers, or ERROR/UNDEFINED."""
+    bad = _strlist_args(a, 1)
+    if bad is not None:
+        return bad
+    out: list[int | float] = []
+    for item in split_list(a[0], a[1] if len(a) == 2 else " ,"):  # type: ignore[arg-type]
+        if _SL_INT.match(item):
+            out.append(int(item))
+            continue
+        m = STRTOD.match(item)
+        x = strtod(item)
+        if m is None or x is None or m.end() != len(item):
+            return ERROR
+        out.append(x)
+    return out
+
+
+@strict("stringListSum")
+def _sl_sum(a: list[object]) -> object:
+    nums = _sl_numbers(a)
+    if type(nums) is not list:
+        return nums
+    if not nums:
+        return 0.0
+    if any(type(x) is float for x in nums):
+        return float(sum(nums))
+    return ops.arith("+", sum(nums), 0)
+
+
+@strict("stringListAvg")
+def _sl_avg(a: list[object]) -> object:
+    nums = _sl_numbers(a)
+    if type(nums) is not list:
+        return nums
+    if not nums:
+        return 0.0
+    if any(type(x) is float for x in nums):
+        return float(sum(nums)) / len(nums)
+    return ops.arith("/", sum(nums), len(nums))
+
+
+def _sl_extreme(pick_max: bool) -> Strict:
+    def fn(a: list[object]) -> object:
+        nums = _sl_numbers(a)
+        if type(nums) is not list:
+            return nums
+        if not nums:
+            return UNDEFINED
+        best = max(nums) if pick_max else min(nums)
+        return float(best) if any(type(x) is float for x in nums) else best
+    return fn
+
+
+STRICT["stringlistmax"] = _sl_extreme(True)
+STRICT["stringlistmin"] = _sl_extreme(False)
+
+
+@strict("stringListsIntersect")
+def _sl_intersect(a: list[object]) -> object:
+    bad = _strlist_args(a, 2, UNDEFINED)
+    if bad is not None:
+        return bad
+    d = a[2] if len(a) == 3 else " ,"
+    left = set(split_list(a[0], d))  # type: ignore[arg-type]
+    return any(x in left for x in split_list(a[1], d))  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- string-list sets
+
+def _sl_subset(fold: bool) -> Strict:
+    def fn(a: list[object]) -> object:
+        if len(a) not in (2, 3):
+            return ERROR
+        if any(v is ERROR or (v is not UNDEFINED and type(v) is not str) for v in a):
+            return ERROR
+        sub, sup = a[0], a[1]
+        if sub is UNDEFINED:
+            return UNDEFINED if sup is UNDEFINED else True
+        delims = a[2] if len(a) == 3 and a[2] is not UNDEFINED else " ,"
+        items = split_list(sub, delims)  # type: ignore[arg-type]
+        if sup is UNDEFINED:
+            return not items
+        pool = split_list(sup, delims)  # type: ignore[arg-type]
+        if fold:
+            items, pool = [ops.ascii_lower(x) for x in items], [ops.ascii_lower(x) for x in pool]
+        return set(items) <= set(pool)
+    return fn
+
+
+STRICT["stringlistsubsetmatch"] = _sl_subset(False)
+STRICT["stringlistisubsetmatch"] = _sl_subset(True)
