@@ -23,7 +23,7 @@ from .expr import (
 )
 from .nodes import set_ad_class
 from .ops import to_bool3
-from .values import ERROR, UNDEFINED, is_true, unparse_value
+from .values import ERROR, UNDEFINED, Value, is_true, unparse_value
 
 _PLAIN_REAL = re.compile(r"-?[0-9]+\.[0-9]+")
 
@@ -43,7 +43,8 @@ class _Entry:
     def tree(self) -> Expr:
         e = self.expr
         if e is None:
-            e = self.expr = parse_expr(self.text)  # type: ignore[arg-type]
+            assert self.text is not None  # an entry holds its tree, its text or both
+            e = self.expr = parse_expr(self.text)
         return e
 
     def compile(self) -> Any:
@@ -122,7 +123,7 @@ class ClassAd(MutableMapping[str, Expr]):
             return False
         return all(self.expr_text(e.name) == other.expr_text(e.name) for e in self._attrs.values())
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable; typeshed wants a method
 
     # -- API
     def set_expr(self, name: str, text: str) -> None:
@@ -198,7 +199,7 @@ class ClassAd(MutableMapping[str, Expr]):
             c._attrs[k] = n
         return c
 
-    def update(self, other: Any = (), /, **kw: Any) -> None:  # type: ignore[override]
+    def update(self, other: Any = (), /, **kw: Any) -> None:
         """Copy attributes from another ad (sharing trees and wire text) or a mapping."""
         if isinstance(other, ClassAd):
             for e in other._attrs.values():
@@ -308,7 +309,7 @@ def _old_attr(ad: ClassAd, n: int, line: str) -> None:
         col = (err.column or 1) + (len(line[:eq + 1]) + len(line[eq + 1:]) - len(line[eq + 1:].lstrip()))
         raise ClassAdSyntaxError(err.message, line=n, column=col) from None
     if name.startswith("'"):
-        name = Parser(name).next().value  # type: ignore[assignment]
+        name = Parser(name).next().value
     ad._set(name, expr, None)
 
 
@@ -344,8 +345,10 @@ def parse_json_ad(data: str | Mapping[str, Any]) -> ClassAd:
     if isinstance(data, str):
         try:
             data = json.loads(data)
-        except ValueError as err:
+        except json.JSONDecodeError as err:
             raise ClassAdSyntaxError(f"bad JSON: {err.msg}", line=err.lineno, column=err.colno) from None
+        except ValueError as err:  # not a decoding error: an integer too long to convert
+            raise ClassAdSyntaxError(f"bad JSON: {err}") from None
     if not isinstance(data, Mapping):
         raise ClassAdSyntaxError("expected a JSON object for a ClassAd")
     ad = ClassAd()
@@ -396,12 +399,12 @@ def rank(a: ClassAd, b: ClassAd) -> float:
     if e is None:
         return 0.0
     try:
-        v = eval_entry(a, e, Ctx(a, b))
+        v: Value = eval_entry(a, e, Ctx(a, b))
     except RecursionError:
         return 0.0
     t = type(v)
     if t is int or t is float or t is bool:
-        f = float(v)  # type: ignore[arg-type]
+        f = float(v)
         return f if f == f else 0.0
     return 0.0
 

@@ -49,10 +49,10 @@ def parse_expr(text: str, old: bool = False) -> Expr:
         return e
     key = (text, old)
     cache = _CACHE
-    e = cache.pop(key, None)
-    if e is not None:
-        cache[key] = e
-        return e
+    hit = cache.pop(key, None)
+    if hit is not None:
+        cache[key] = hit
+        return hit
     p = Parser(text, old)
     e = p.parse_expr()
     p.expect_end()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from .values import Value
+
 # rule accepts come out as one-character tokens.  The parser rejects both (see _lex_problem).  The
 # end of the text matches as "" (once or twice).  Commonest first: names, then one-character operators.
 _LEX = re.compile(
@@ -89,7 +91,7 @@ class Tok:
 
     __slots__ = ("kind", "text", "pos", "end", "value")
 
-    def __init__(self, kind: str, text: str, pos: int, end: int, value: object = None) -> None:
+    def __init__(self, kind: str, text: str, pos: int, end: int, value: Value = None) -> None:
         self.kind = kind
         self.text = text
         self.pos = pos

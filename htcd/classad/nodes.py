@@ -47,6 +47,7 @@ class Expr:
     """A parsed ClassAd expression.  Immutable; compiled lazily and cached."""
 
     __slots__ = ("_fn",)  # the compiled closure; unset until first needed (one store less per node)
+    _fn: Fn
 
     @property
     def h(self) -> int:

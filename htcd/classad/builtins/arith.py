@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 from .. import ops
 from ..registry import STRICT, Strict, strict
-from ..values import ERROR, INT_MIN, UNDEFINED
+from ..values import ERROR, INT_MIN, UNDEFINED, Value
 from .convert import real_to_int, strtod
 
 
 def _rounding(op: Callable[[float], float]) -> Strict:
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         if len(a) != 1:
             return ERROR
         v = a[0]
@@ -20,15 +20,15 @@ def _rounding(op: Callable[[float], float]) -> Strict:
         if t is int:
             return v
         if t is bool:
-            return int(v)  # type: ignore[arg-type]
+            return int(v)
         if t is str:
-            x = strtod(v)  # type: ignore[arg-type]
+            x = strtod(v)
             if x is None:
                 return ERROR
             v = x
         elif t is not float:
             return ERROR
-        r = op(v)  # type: ignore[arg-type]
+        r = op(v)
         return real_to_int(r)
     return fn
 
@@ -39,7 +39,7 @@ STRICT["round"] = _rounding(lambda x: x if x != x or x in (math.inf, -math.inf) 
 
 
 @strict("pow")
-def _pow(a: list[object]) -> object:
+def _pow(a: list[Value]) -> object:
     if len(a) != 2:
         return ERROR
     b, e = a
@@ -50,17 +50,17 @@ def _pow(a: list[object]) -> object:
     tb, te = type(b), type(e)
     if tb not in (int, float) or te not in (int, float):
         return ERROR
-    if tb is int and te is int and e >= 0:  # type: ignore[operator]
+    if tb is int and te is int and e >= 0:
         if b in (0, 1):
             return b if e else 1
         if b == -1:
-            return -1 if e & 1 else 1  # type: ignore[operator]
+            return -1 if e & 1 else 1
         if e > 63:  # |b| >= 2: out of 64 bits; never build a huge integer
             return INT_MIN
-        r = b ** e  # type: ignore[operator]
+        r = b ** e
         return r if -(1 << 63) <= r < (1 << 63) else INT_MIN
     try:
-        return math.pow(float(b), float(e))  # type: ignore[arg-type]
+        return math.pow(float(b), float(e))
     except OverflowError:
         return math.inf
     except ValueError:
@@ -70,7 +70,7 @@ def _pow(a: list[object]) -> object:
 
 
 def _minmax(pick: Callable[[float, float], bool]) -> Strict:
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         if len(a) != 1:
             return ERROR
         lst = a[0]
@@ -78,17 +78,17 @@ def _minmax(pick: Callable[[float, float], bool]) -> Strict:
             return UNDEFINED
         if type(lst) is not list:
             return ERROR
-        best: object = UNDEFINED
+        best: Value = UNDEFINED
         for v in lst:
             t = type(v)
             if v is UNDEFINED:
                 continue
             if t not in (int, float):
                 return ERROR
-            if best is UNDEFINED or pick(v, best):  # type: ignore[arg-type]
+            if best is UNDEFINED or pick(v, best):
                 best = v
         if best is not UNDEFINED and any(type(x) is float for x in lst):
-            best = float(best)  # type: ignore[arg-type]
+            best = float(best)
         return best
     return fn
 
@@ -99,17 +99,17 @@ STRICT["max"] = _minmax(lambda x, y: x > y)
 
 # ---------------------------------------------------------------- lists of numbers
 
-def _numeric(v: object) -> object:
+def _numeric(v: Value) -> Value:
     """A list element as a number for sum/avg (booleans count as 0/1); None when not numeric."""
     t = type(v)
     if t is int or t is float:
         return v
     if t is bool:
-        return int(v)  # type: ignore[arg-type]
+        return int(v)
     return None
 
 
-def _sum_items(lst: list[object]) -> tuple[object, int]:
+def _sum_items(lst: list[Value]) -> tuple[Value, int]:
     """(sum, count) of the defined elements, or (ERROR, 0)."""
     total: int | float = 0
     real = False
@@ -122,7 +122,7 @@ def _sum_items(lst: list[object]) -> tuple[object, int]:
             return ERROR, 0
         if type(x) is float:
             real = True
-        total += x  # type: ignore[operator]
+        total += x
         n += 1
     if real:
         return float(total), n
@@ -130,30 +130,30 @@ def _sum_items(lst: list[object]) -> tuple[object, int]:
 
 
 @strict("sum")
-def _sum(a: list[object]) -> object:
+def _sum(a: list[Value]) -> object:
     if len(a) != 1:
         return ERROR
     if a[0] is UNDEFINED:
         return UNDEFINED
     if type(a[0]) is not list:
         return ERROR
-    return _sum_items(a[0])[0]  # type: ignore[arg-type]
+    return _sum_items(a[0])[0]
 
 
 @strict("avg")
-def _avg(a: list[object]) -> object:
+def _avg(a: list[Value]) -> object:
     if len(a) != 1:
         return ERROR
     if a[0] is UNDEFINED:
         return UNDEFINED
     if type(a[0]) is not list:
         return ERROR
-    total, n = _sum_items(a[0])  # type: ignore[arg-type]
+    total, n = _sum_items(a[0])
     if total is ERROR:
         return ERROR
     if n == 0:
         return 0
-    return float(total) / n  # type: ignore[arg-type]
+    return float(total) / n
 
 
 def _quantize_one(x: int | float, q: int | float) -> object:
@@ -170,7 +170,7 @@ def _quantize_one(x: int | float, q: int | float) -> object:
 
 
 @strict("quantize")
-def _quantize(a: list[object]) -> object:
+def _quantize(a: list[Value]) -> object:
     if len(a) != 2:
         return ERROR
     x, q = _numeric(a[0]) if type(a[0]) is not bool else None, a[1]
@@ -186,26 +186,26 @@ def _quantize(a: list[object]) -> object:
         if not nums:
             return x
         for n in nums:
-            if n >= x:  # type: ignore[operator]
+            if n >= x:
                 return n
-        return _quantize_one(x, nums[-1])  # type: ignore[arg-type]
+        return _quantize_one(x, nums[-1])
     q = _numeric(q) if type(q) is not bool else None
     if q is None:
         return ERROR
-    return _quantize_one(x, q)  # type: ignore[arg-type]
+    return _quantize_one(x, q)
 
 
 @strict("random")
-def _random(a: list[object]) -> object:
+def _random(a: list[Value]) -> object:
     """A value in [0, x): an integer for an integer x, else a real; no argument means x = 1.0."""
     if len(a) > 1:
         return ERROR
     x = a[0] if a else 1.0
     t = type(x)
-    if t is int and x > 0:  # type: ignore[operator]
-        return _rng.randrange(x)  # type: ignore[arg-type]
-    if t is float and x > 0:  # type: ignore[operator]
-        return _rng.random() * x  # type: ignore[operator]
+    if t is int and x > 0:
+        return _rng.randrange(x)
+    if t is float and x > 0:
+        return _rng.random() * x
     return ERROR
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..registry import STRICT, Strict, strict
-from ..values import ERROR, INT_MIN, UNDEFINED, AbsTime, RelTime, format_real, unparse_value
+from ..values import ERROR, INT_MIN, UNDEFINED, AbsTime, RelTime, Value, format_real, unparse_value
 
 
 def is_ad(v: object) -> bool:
@@ -17,7 +17,7 @@ def is_ad(v: object) -> bool:
 # ---------------------------------------------------------------- type predicates
 
 def _pred(test: Callable[[object], bool]) -> Strict:
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         if len(a) != 1:
             return ERROR
         return test(a[0])
@@ -69,7 +69,7 @@ def real_to_int(x: float) -> int:
     return int(x)
 
 
-def to_string(v: object) -> object:
+def to_string(v: Value) -> Value:
     """string(): values to their text; strings unchanged."""
     t = type(v)
     if t is str:
@@ -77,13 +77,13 @@ def to_string(v: object) -> object:
     if v is UNDEFINED or v is ERROR:
         return v
     if t is float:
-        return format_real(v)  # type: ignore[arg-type]
+        return format_real(v)
     if t is AbsTime or t is RelTime:
-        return v.text()  # type: ignore[union-attr]
+        return v.text()
     return unparse_value(v)
 
 
-def _convert(a: list[object], cast: Callable[[Any], object], keep: type) -> object:
+def _convert(a: list[Value], cast: Callable[[Any], object], keep: type) -> object:
     """int()/real(): numbers, string prefixes (C strtod) and times through ``cast``."""
     if len(a) != 1:
         return ERROR
@@ -94,12 +94,12 @@ def _convert(a: list[object], cast: Callable[[Any], object], keep: type) -> obje
     if t is int or t is float or t is bool:
         return cast(v)
     if t is str:
-        x = strtod(v)  # type: ignore[arg-type]
+        x = strtod(v)
         return ERROR if x is None else cast(x)
     if t is AbsTime:
-        return cast(v.epoch)  # type: ignore[union-attr]
+        return cast(v.epoch)
     if t is RelTime:
-        return cast(v.seconds)  # type: ignore[union-attr]
+        return cast(v.seconds)
     return UNDEFINED if v is UNDEFINED else ERROR
 
 
@@ -108,14 +108,14 @@ STRICT["real"] = lambda a: _convert(a, float, float)
 
 
 @strict("string")
-def _string(a: list[object]) -> object:
+def _string(a: list[Value]) -> object:
     if len(a) != 1:
         return ERROR
     return to_string(a[0])
 
 
 @strict("bool")
-def _bool(a: list[object]) -> object:
+def _bool(a: list[Value]) -> object:
     if len(a) != 1:
         return ERROR
     v = a[0]
@@ -125,7 +125,7 @@ def _bool(a: list[object]) -> object:
     if t is int or t is float:
         return v != 0
     if t is str:
-        low = v.lower()  # type: ignore[attr-defined]
+        low = v.lower()
         if low == "true":
             return True
         if low == "false":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..registry import strict
-from ..values import ERROR, UNDEFINED
+from ..values import ERROR, UNDEFINED, Value
 
 # ---------------------------------------------------------------- environments
 
@@ -65,7 +65,7 @@ def _env_add(env: dict[str, str], entry: str) -> bool:
 
 
 @strict("envV1ToV2")
-def _env_v1_to_v2(a: list[object]) -> object:
+def _env_v1_to_v2(a: list[Value]) -> object:
     """Old ``A=1;B=2`` environment text to the space-separated form (names sorted, last wins)."""
     if len(a) != 1:
         return ERROR
@@ -73,7 +73,7 @@ def _env_v1_to_v2(a: list[object]) -> object:
     if v is UNDEFINED or type(v) is not str:
         return v if v is UNDEFINED else ERROR
     env: dict[str, str] = {}
-    for entry in v.split(";"):  # type: ignore[union-attr]
+    for entry in v.split(";"):
         entry = entry.lstrip()
         if entry and not _env_add(env, entry):
             return ERROR
@@ -81,7 +81,7 @@ def _env_v1_to_v2(a: list[object]) -> object:
 
 
 @strict("mergeEnvironment")
-def _merge_environment(a: list[object]) -> object:
+def _merge_environment(a: list[Value]) -> object:
     """Environments in the space-separated form merged left to right (UNDEFINED counts as empty)."""
     env: dict[str, str] = {}
     for v in a:
@@ -89,7 +89,7 @@ def _merge_environment(a: list[object]) -> object:
             continue
         if type(v) is not str:
             return ERROR
-        words = split_v2_words(v)  # type: ignore[arg-type]
+        words = split_v2_words(v)
         if words is None or not all(_env_add(env, w) for w in words):
             return ERROR
     return _env_text(env)
@@ -98,7 +98,7 @@ def _merge_environment(a: list[object]) -> object:
 # ---------------------------------------------------------------- users
 
 @strict("userHome")
-def _user_home(a: list[object]) -> object:
+def _user_home(a: list[Value]) -> object:
     """The user's home directory from the password database, else the default (if a string)."""
     if len(a) not in (1, 2):
         return ERROR
@@ -110,7 +110,7 @@ def _user_home(a: list[object]) -> object:
         import pwd
 
         try:
-            home = pwd.getpwnam(user).pw_dir  # type: ignore[arg-type]
+            home = pwd.getpwnam(user).pw_dir
         except (KeyError, ValueError):
             home = None
     if home:
@@ -121,7 +121,7 @@ def _user_home(a: list[object]) -> object:
 
 
 @strict("userMap")
-def _user_map(a: list[object]) -> object:
+def _user_map(a: list[Value]) -> object:
     """htcd defines no ClassAd user maps, so every user is in no group: the default group when
     one is given, else UNDEFINED (what HTCondor answers with no map configured)."""
     if not 2 <= len(a) <= 4:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from .. import ops
 from ..registry import STRICT, Strict, strict
-from ..values import ERROR, UNDEFINED
+from ..values import ERROR, UNDEFINED, Value
 from .convert import is_ad
 
 
 @strict("member")
-def _member(a: list[object]) -> object:
+def _member(a: list[Value]) -> object:
     if len(a) != 2:
         return ERROR
     x, lst = a
@@ -28,7 +28,7 @@ def _member(a: list[object]) -> object:
 # ---------------------------------------------------------------- list comparisons
 
 @strict("identicalMember")
-def _identical_member(a: list[object]) -> object:
+def _identical_member(a: list[Value]) -> object:
     if len(a) != 2:
         return ERROR
     x, lst = a
@@ -44,7 +44,7 @@ _CMP_NAMES = {"<": "<", "<=": "<=", "==": "==", "!=": "!=", ">=": ">=", ">": ">"
 
 
 def _list_compare(want_all: bool) -> Strict:
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         if len(a) != 3:
             return ERROR
         op, lst, x = a

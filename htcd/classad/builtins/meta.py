@@ -12,7 +12,7 @@ from ..nodes import AttrRef, Expr, Select, unparse_name
 from ..parser import ClassAdSyntaxError
 from ..registry import lazy, strict, tree_compiler
 from ..runtime import Ctx, Fn
-from ..values import ERROR, UNDEFINED
+from ..values import ERROR, UNDEFINED, Value
 from .convert import is_ad
 from .regex import compile_regex, subject_ok
 
@@ -34,14 +34,14 @@ def _if_then_else(fns: list[Fn], s: Any, c: Ctx) -> object:
 def _eval(fns: list[Fn], s: Any, c: Ctx) -> object:
     if len(fns) != 1:
         return ERROR
-    v = fns[0](s, c)
+    v: Value = fns[0](s, c)
     t = type(v)
     if t is int or t is float or t is bool:
         return v
     if t is not str:
         return ERROR
     try:
-        tree = parse_expr(v)  # type: ignore[arg-type]
+        tree = parse_expr(v)
     except ClassAdSyntaxError:
         return ERROR
     return tree.compiled()(s, c)
@@ -70,7 +70,7 @@ def _compile_unparse(fns: list[Fn], args: Sequence[Expr]) -> Fn:
 
 
 @strict("debug")
-def _debug(a: list[object]) -> object:
+def _debug(a: list[Value]) -> object:
     """The value itself: HTCondor also logs the evaluation, which a pure library has nowhere to do."""
     return a[0] if len(a) == 1 else ERROR
 
@@ -173,8 +173,8 @@ def _unresolved_names(tree: Any, ad: Any, target: Any) -> list[str]:
                 found.setdefault(n.lname, n.name)
             continue
         if type(n) is Select:
-            path: list[Any] = []
-            base = n
+            path: list[Select] = []
+            base: Expr = n
             while type(base) is Select:
                 path.append(base)
                 base = base.base
@@ -221,7 +221,7 @@ def _compile_unresolved(fns: list[Fn], args: Sequence[Expr]) -> Fn:
         pat = fns[1](s, c)
         if type(pat) is not str:
             return ERROR
-        r = compile_regex(pat)  # type: ignore[arg-type]
+        r = compile_regex(pat)
         if r is None or not all(subject_ok(r, x) for x in names):
             return ERROR
         return any(r.search(x) is not None for x in names)

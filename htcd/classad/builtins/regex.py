@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..registry import STRICT, strict
-from ..values import ERROR, UNDEFINED
+from ..values import ERROR, UNDEFINED, Value
 from .stringlists import split_list
 
 _REFLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
@@ -21,7 +21,7 @@ _SUBJECT_CAP: dict[int, int] = {}  # id(compiled pattern) -> longest subject it 
 
 def _repeat_shape(parsed: Any) -> tuple[int, bool]:
     """(number of unbounded repeats, whether one is nested inside another) of a parsed regex."""
-    import re._parser as sre  # type: ignore[import-not-found]
+    import re._parser as sre
 
     count = 0
     nested = False
@@ -56,7 +56,7 @@ def _subject_cap(pat: str, flags: int) -> int | None:
     """The longest subject this pattern may scan without risking a runaway backtracking search;
     None when the pattern nests unbounded repeats (``(a+)+``: exponential, always refused)."""
     try:
-        import re._parser as sre  # type: ignore[import-not-found]
+        import re._parser as sre
 
         count, nested = _repeat_shape(sre.parse(pat, flags))
     except Exception:
@@ -75,27 +75,29 @@ def compile_regex(pat: str, opts: str = "") -> re.Pattern[str] | None:
     for ch in opts.lower():
         flags |= _REFLAGS.get(ch, 0)
     key = (pat, flags)
-    r = _RECACHE.get(key, False)
-    if r is False:
-        try:
-            r = re.compile(pat, flags) if len(pat) <= REGEX_MAX_PATTERN else None
-        except (re.error, OverflowError, RecursionError):
+    try:
+        return _RECACHE[key]
+    except KeyError:
+        pass
+    try:
+        r = re.compile(pat, flags) if len(pat) <= REGEX_MAX_PATTERN else None
+    except (re.error, OverflowError, RecursionError):
+        r = None
+    if r is not None:
+        cap = _subject_cap(pat, flags)
+        if cap is None:
             r = None
-        if r is not None:
-            cap = _subject_cap(pat, flags)
-            if cap is None:
-                r = None
-            else:
-                _SUBJECT_CAP[id(r)] = cap
-        if len(_RECACHE) > 4096:
-            _RECACHE.clear()
-            _SUBJECT_CAP.clear()
-        _RECACHE[key] = r
-    return r  # type: ignore[return-value]
+        else:
+            _SUBJECT_CAP[id(r)] = cap
+    if len(_RECACHE) > 4096:
+        _RECACHE.clear()
+        _SUBJECT_CAP.clear()
+    _RECACHE[key] = r
+    return r
 
 
 @strict("regexp")
-def _regexp(a: list[object]) -> object:
+def _regexp(a: list[Value]) -> object:
     if len(a) not in (2, 3):
         return ERROR
     if any(v is ERROR for v in a):
@@ -104,24 +106,24 @@ def _regexp(a: list[object]) -> object:
         return UNDEFINED
     if any(type(v) is not str for v in a):
         return ERROR
-    r = compile_regex(a[0], a[2] if len(a) == 3 else "")  # type: ignore[arg-type]
+    r = compile_regex(a[0], a[2] if len(a) == 3 else "")
     if r is None:
         return ERROR
-    if not subject_ok(r, a[1]):  # type: ignore[arg-type]
+    if not subject_ok(r, a[1]):
         return ERROR
-    return r.search(a[1]) is not None  # type: ignore[arg-type]
+    return r.search(a[1]) is not None
 
 
 @strict("stringList_regexpMember")
-def _sl_regexp_member(a: list[object]) -> object:
+def _sl_regexp_member(a: list[Value]) -> object:
     if len(a) not in (2, 3, 4):
         return ERROR
     if any(type(v) is not str for v in a):
         return ERROR
-    r = compile_regex(a[0], a[3] if len(a) == 4 else "")  # type: ignore[arg-type]
+    r = compile_regex(a[0], a[3] if len(a) == 4 else "")
     if r is None:
         return ERROR
-    items = split_list(a[1], a[2] if len(a) >= 3 else " ,")  # type: ignore[arg-type]
+    items = split_list(a[1], a[2] if len(a) >= 3 else " ,")
     if not items:
         return UNDEFINED
     if not all(subject_ok(r, x) for x in items):
@@ -165,7 +167,7 @@ def _expand(m: re.Match[str], subst: str) -> str | None:
     return "".join(out)
 
 
-def _substitute(a: list[object], mode: str) -> object:
+def _substitute(a: list[Value], mode: str) -> object:
     """regexps / replace / replaceall.  ``mode``: "only" gives just the substitution(s), "full"
     gives the whole subject with the substitution(s) in place."""
     if len(a) not in (3, 4):
@@ -177,26 +179,26 @@ def _substitute(a: list[object], mode: str) -> object:
     if any(type(v) is not str for v in a):
         return ERROR
     pat, subj, subst = a[0], a[1], a[2]
-    opts = a[3].lower() if len(a) == 4 else ""  # type: ignore[union-attr]
+    opts = a[3].lower() if len(a) == 4 else ""
     every = "g" in opts or mode == "all"
     full = "f" in opts or mode in ("full", "all")
-    r = compile_regex(pat, opts)  # type: ignore[arg-type]
+    r = compile_regex(pat, opts)
     if r is None:
         return ERROR
-    if not subject_ok(r, subj):  # type: ignore[arg-type]
+    if not subject_ok(r, subj):
         return ERROR
     out: list[str] = []
     pos = 0
     found = False
-    for m in r.finditer(subj):  # type: ignore[arg-type]
+    for m in r.finditer(subj):
         if every and m.end() == m.start():
             return ERROR
-        rep = _expand(m, subst)  # type: ignore[arg-type]
+        rep = _expand(m, subst)
         if rep is None:
             return ERROR
         found = True
         if full:
-            out.append(subj[pos:m.start()])  # type: ignore[index]
+            out.append(subj[pos:m.start()])
         out.append(rep)
         pos = m.end()
         if not every:
@@ -204,7 +206,7 @@ def _substitute(a: list[object], mode: str) -> object:
     if not found:
         return subj if full else ""
     if full:
-        out.append(subj[pos:])  # type: ignore[index]
+        out.append(subj[pos:])
     return "".join(out)
 
 
@@ -214,7 +216,7 @@ STRICT["replaceall"] = lambda a: _substitute(a, "all")
 
 
 @strict("regexpMember")
-def _regexp_member(a: list[object]) -> object:
+def _regexp_member(a: list[Value]) -> object:
     """Any string of a list matching a pattern; UNDEFINED items make a miss UNDEFINED, and a
     non-string item before a match makes it ERROR.  A pattern that does not compile matches nothing."""
     if len(a) not in (2, 3):
@@ -227,7 +229,7 @@ def _regexp_member(a: list[object]) -> object:
     opts = a[2] if len(a) == 3 else ""
     if type(pat) is not str or type(opts) is not str or type(lst) is not list:
         return ERROR
-    r = compile_regex(pat, opts)  # type: ignore[arg-type]
+    r = compile_regex(pat, opts)
     saw_undefined = False
     for v in lst:
         if v is UNDEFINED:
@@ -235,8 +237,8 @@ def _regexp_member(a: list[object]) -> object:
         elif type(v) is not str:
             return ERROR
         elif r is not None:
-            if not subject_ok(r, v):  # type: ignore[arg-type]
+            if not subject_ok(r, v):
                 return ERROR
-            if r.search(v) is not None:  # type: ignore[arg-type]
+            if r.search(v) is not None:
                 return True
     return UNDEFINED if saw_undefined else False

@@ -7,7 +7,7 @@ import re
 
 from .. import ops
 from ..registry import STRICT, Strict, strict
-from ..values import ERROR, UNDEFINED
+from ..values import ERROR, UNDEFINED, Value
 from .convert import STRTOD, strtod, to_string
 
 
@@ -29,7 +29,7 @@ def split_list(s: str, delims: str = " ,") -> list[str]:
     return [x for x in out if x]
 
 
-def _strlist_args(a: list[object], nmin: int, undef: object = ERROR) -> object:
+def _strlist_args(a: list[Value], nmin: int, undef: object = ERROR) -> object:
     if len(a) not in (nmin, nmin + 1):
         return ERROR
     if any(v is ERROR for v in a):
@@ -66,7 +66,7 @@ def split_tokens(s: str, delims: str = " ,") -> list[str]:
 def _sl_member(fold: bool) -> Strict:
     """As HTCondor's: a value that is neither a string nor UNDEFINED is an ERROR even beside an
     UNDEFINED one; UNDEFINED as the item or the list is simply not a member, unless both are."""
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         if len(a) not in (2, 3) or any(v is ERROR or (type(v) is not str and v is not UNDEFINED) for v in a):
             return ERROR
         if a[0] is UNDEFINED and a[1] is UNDEFINED:
@@ -74,10 +74,10 @@ def _sl_member(fold: bool) -> Strict:
         if a[0] is UNDEFINED or a[1] is UNDEFINED:
             return False
         delims = a[2] if len(a) == 3 and a[2] is not UNDEFINED else " ,"  # UNDEFINED: the default
-        items = split_list(a[1], delims)  # type: ignore[arg-type]
+        items = split_list(a[1], delims)
         x = a[0]
         if fold:
-            lx = ops.ascii_lower(x)  # type: ignore[arg-type]
+            lx = ops.ascii_lower(x)
             return any(ops.ascii_lower(i) == lx for i in items)
         return x in items
     return fn
@@ -88,23 +88,23 @@ STRICT["stringlistimember"] = _sl_member(True)
 
 
 @strict("stringListSize")
-def _sl_size(a: list[object]) -> object:
+def _sl_size(a: list[Value]) -> object:
     bad = _strlist_args(a, 1)
     if bad is not None:
         return bad
-    return len(split_list(a[0], a[1] if len(a) == 2 else " ,"))  # type: ignore[arg-type]
+    return len(split_list(a[0], a[1] if len(a) == 2 else " ,"))
 
 
 @strict("split")
-def _split(a: list[object]) -> object:
+def _split(a: list[Value]) -> object:
     bad = _strlist_args(a, 1)
     if bad is not None:
         return bad
-    return split_tokens(a[0], a[1] if len(a) == 2 else " ,")  # type: ignore[list-item, arg-type]
+    return split_tokens(a[0], a[1] if len(a) == 2 else " ,")
 
 
 @strict("join")
-def _join(a: list[object]) -> object:
+def _join(a: list[Value]) -> object:
     if not a:
         return ""
     if len(a) == 1:
@@ -124,17 +124,17 @@ def _join(a: list[object]) -> object:
     sep = to_string(sep)
     if type(sep) is not str:
         return ERROR
-    if items and all(v is UNDEFINED for v in items):  # type: ignore[union-attr]
+    if items and all(v is UNDEFINED for v in items):
         return UNDEFINED  # nothing but undefined items
     out = ""
-    for v in items:  # type: ignore[union-attr]
+    for v in items:
         if v is UNDEFINED:
             continue
         s = to_string(v)
         if type(s) is not str:
             return ERROR
         # HTCondor adds the separator only after a non-empty result: leading "" items vanish
-        out = out + sep + s if out else s  # type: ignore[operator]
+        out = out + sep + s if out else s
     return out
 
 
@@ -143,13 +143,13 @@ def _join(a: list[object]) -> object:
 _SL_INT = re.compile(r"[+-]?\d+\Z")
 
 
-def _sl_numbers(a: list[object]) -> object:
+def _sl_numbers(a: list[Value]) -> object:
     """The items of a string list as numbers, or ERROR/UNDEFINED."""
     bad = _strlist_args(a, 1)
     if bad is not None:
         return bad
     out: list[int | float] = []
-    for item in split_list(a[0], a[1] if len(a) == 2 else " ,"):  # type: ignore[arg-type]
+    for item in split_list(a[0], a[1] if len(a) == 2 else " ,"):
         if _SL_INT.match(item):
             out.append(int(item))
             continue
@@ -162,7 +162,7 @@ def _sl_numbers(a: list[object]) -> object:
 
 
 @strict("stringListSum")
-def _sl_sum(a: list[object]) -> object:
+def _sl_sum(a: list[Value]) -> object:
     nums = _sl_numbers(a)
     if type(nums) is not list:
         return nums
@@ -174,7 +174,7 @@ def _sl_sum(a: list[object]) -> object:
 
 
 @strict("stringListAvg")
-def _sl_avg(a: list[object]) -> object:
+def _sl_avg(a: list[Value]) -> object:
     nums = _sl_numbers(a)
     if type(nums) is not list:
         return nums
@@ -186,7 +186,7 @@ def _sl_avg(a: list[object]) -> object:
 
 
 def _sl_extreme(pick_max: bool) -> Strict:
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         nums = _sl_numbers(a)
         if type(nums) is not list:
             return nums
@@ -202,19 +202,19 @@ STRICT["stringlistmin"] = _sl_extreme(False)
 
 
 @strict("stringListsIntersect")
-def _sl_intersect(a: list[object]) -> object:
+def _sl_intersect(a: list[Value]) -> object:
     bad = _strlist_args(a, 2, UNDEFINED)
     if bad is not None:
         return bad
     d = a[2] if len(a) == 3 else " ,"
-    left = set(split_list(a[0], d))  # type: ignore[arg-type]
-    return any(x in left for x in split_list(a[1], d))  # type: ignore[arg-type]
+    left = set(split_list(a[0], d))
+    return any(x in left for x in split_list(a[1], d))
 
 
 # ---------------------------------------------------------------- string-list sets
 
 def _sl_subset(fold: bool) -> Strict:
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         if len(a) not in (2, 3):
             return ERROR
         if any(v is ERROR or (v is not UNDEFINED and type(v) is not str) for v in a):
@@ -223,10 +223,10 @@ def _sl_subset(fold: bool) -> Strict:
         if sub is UNDEFINED:
             return UNDEFINED if sup is UNDEFINED else True
         delims = a[2] if len(a) == 3 and a[2] is not UNDEFINED else " ,"
-        items = split_list(sub, delims)  # type: ignore[arg-type]
+        items = split_list(sub, delims)
         if sup is UNDEFINED:
             return not items
-        pool = split_list(sup, delims)  # type: ignore[arg-type]
+        pool = split_list(sup, delims)
         if fold:
             items, pool = [ops.ascii_lower(x) for x in items], [ops.ascii_lower(x) for x in pool]
         return set(items) <= set(pool)

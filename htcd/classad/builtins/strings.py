@@ -6,24 +6,24 @@ from collections.abc import Callable
 
 from .. import ops
 from ..registry import STRICT, Strict, strict
-from ..values import ERROR, UNDEFINED
+from ..values import ERROR, UNDEFINED, Value
 from .convert import is_ad, to_string
 
 # ---------------------------------------------------------------- strings
 
 @strict("strcat")
-def _strcat(a: list[object]) -> object:
+def _strcat(a: list[Value]) -> object:
     parts = []
     for v in a:
         s = to_string(v)
         if s is ERROR or s is UNDEFINED:
             return s
         parts.append(s)
-    return "".join(parts)  # type: ignore[arg-type]
+    return "".join(parts)
 
 
 @strict("substr")
-def _substr(a: list[object]) -> object:
+def _substr(a: list[Value]) -> object:
     if len(a) not in (2, 3):
         return ERROR
     s = a[0]
@@ -33,45 +33,45 @@ def _substr(a: list[object]) -> object:
         return ERROR
     if type(s) is not str or any(type(v) is not int for v in a[1:]):
         return ERROR
-    n = len(s)  # type: ignore[arg-type]
+    n = len(s)
     off = a[1]
-    if off < 0:  # type: ignore[operator]
-        off = max(n + off, 0)  # type: ignore[operator]
-    if off > n:  # type: ignore[operator]
+    if off < 0:
+        off = max(n + off, 0)
+    if off > n:
         return ""
     if len(a) == 3:
         ln = a[2]
-        end = off + ln if ln >= 0 else n + ln  # type: ignore[operator]
+        end = off + ln if ln >= 0 else n + ln
         end = min(end, n)
-        if end <= off:  # type: ignore[operator]
+        if end <= off:
             return ""
-        return s[off:end]  # type: ignore[index]
-    return s[off:]  # type: ignore[index]
+        return s[off:end]
+    return s[off:]
 
 
 @strict("size")
-def _size(a: list[object]) -> object:
+def _size(a: list[Value]) -> object:
     if len(a) != 1:
         return ERROR
     v = a[0]
     t = type(v)
     if t is str or t is list:
-        return len(v)  # type: ignore[arg-type]
+        return len(v)
     if is_ad(v):
-        return len(v._attrs)  # type: ignore[attr-defined]
+        return len(v._attrs)
     if v is UNDEFINED:
         return UNDEFINED
     return ERROR
 
 
 def _case(conv: Callable[[str], str]) -> Strict:
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         if len(a) != 1:
             return ERROR
         s = to_string(a[0])
         if type(s) is not str:
             return s
-        return conv(s)  # type: ignore[arg-type]
+        return conv(s)
     return fn
 
 
@@ -81,7 +81,7 @@ STRICT["tolower"] = _case(lambda s: ops.ascii_lower(s))
 
 
 def _strcmp_impl(fold: bool) -> Strict:
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         if len(a) != 2:
             return ERROR
         x = to_string(a[0])
@@ -95,10 +95,10 @@ def _strcmp_impl(fold: bool) -> Strict:
         if type(x) is not str or type(y) is not str:
             return ERROR
         if fold:
-            x = ops.ascii_lower(x)  # type: ignore[arg-type]
-            y = ops.ascii_lower(y)  # type: ignore[arg-type]
-        bx = x.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]
-        by = y.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]
+            x = ops.ascii_lower(x)
+            y = ops.ascii_lower(y)
+        bx = x.encode("utf-8", "surrogateescape")
+        by = y.encode("utf-8", "surrogateescape")
         return (bx > by) - (bx < by)
     return fn
 
@@ -110,7 +110,7 @@ STRICT["stricmp"] = _strcmp_impl(True)
 # ---------------------------------------------------------------- names
 
 def _split_at(user_first: bool) -> Strict:
-    def fn(a: list[object]) -> object:
+    def fn(a: list[Value]) -> object:
         if len(a) != 1:
             return ERROR
         s = a[0]

@@ -6,30 +6,30 @@ import time as _time
 
 from ..registry import strict
 from ..timetext import parse_abstime, parse_reltime
-from ..values import ERROR, UNDEFINED, AbsTime, RelTime
+from ..values import ERROR, UNDEFINED, AbsTime, RelTime, Value
 from .convert import real_to_int
 
 
 @strict("time")
-def _now(a: list[object]) -> object:
+def _now(a: list[Value]) -> object:
     if a:
         return ERROR
     return int(_time.time())
 
 
 @strict("interval")
-def _interval(a: list[object]) -> object:
+def _interval(a: list[Value]) -> object:
     if len(a) != 1:
         return ERROR
     v = a[0]
     t = type(v)
     if t is bool:
-        v = int(v)  # type: ignore[arg-type]
+        v = int(v)
     elif t is float:
-        v = real_to_int(v)  # type: ignore[arg-type]
+        v = real_to_int(v)
     elif t is not int:
         return ERROR
-    n: int = v  # type: ignore[assignment]
+    n: int = v
     sign = "-" if n < 0 else ""
     n = abs(n)
     days, rest = divmod(n, 86400)
@@ -45,7 +45,7 @@ def _interval(a: list[object]) -> object:
 
 
 @strict("absTime")
-def _abstime(a: list[object]) -> object:
+def _abstime(a: list[Value]) -> object:
     if len(a) > 2:
         return ERROR
     if any(v is UNDEFINED for v in a):
@@ -57,7 +57,7 @@ def _abstime(a: list[object]) -> object:
     if t is str:
         if len(a) != 1:
             return ERROR
-        r = parse_abstime(v)  # type: ignore[arg-type]
+        r = parse_abstime(v)
         return ERROR if r is None else r
     if t is AbsTime and len(a) == 1:
         return v
@@ -67,12 +67,12 @@ def _abstime(a: list[object]) -> object:
     if len(a) == 2:
         if type(a[1]) is not int:
             return ERROR
-        off = a[1]  # type: ignore[assignment]
-    return AbsTime(real_to_int(v) if t is float else v, off)  # type: ignore[arg-type]
+        off = a[1]
+    return AbsTime(real_to_int(v) if t is float else v, off)
 
 
 @strict("relTime")
-def _reltime(a: list[object]) -> object:
+def _reltime(a: list[Value]) -> object:
     if len(a) != 1:
         return ERROR
     v = a[0]
@@ -81,14 +81,14 @@ def _reltime(a: list[object]) -> object:
         return UNDEFINED
     if t is str:
         # classad2 gives the number of seconds (a real) for a string argument
-        r = parse_reltime(v)  # type: ignore[arg-type]
+        r = parse_reltime(v)
         return ERROR if r is None else float(r)
     if t is RelTime:
         return v
     if t is int:
-        return RelTime(v)  # type: ignore[arg-type]
+        return RelTime(v)
     if t is float:
-        return RelTime(real_to_int(v))  # type: ignore[arg-type]
+        return RelTime(real_to_int(v))
     return ERROR
 
 
@@ -125,7 +125,7 @@ def _strftime(fmt: str, epoch: int, offset: int) -> str:
 
 
 @strict("formatTime")
-def _format_time(a: list[object]) -> object:
+def _format_time(a: list[Value]) -> object:
     if len(a) > 2:
         return ERROR
     if not a:
@@ -136,9 +136,9 @@ def _format_time(a: list[object]) -> object:
     if len(a) == 2:
         if type(a[1]) is not str:
             return ERROR
-        fmt = a[1]  # type: ignore[assignment]
+        fmt = a[1]
     if type(t) is AbsTime:
-        return _strftime(fmt, real_to_int(t.epoch), t.offset)  # type: ignore[union-attr]
+        return _strftime(fmt, real_to_int(t.epoch), t.offset)
     if type(t) is int:
-        return _strftime(fmt, t, 0)  # type: ignore[arg-type]
+        return _strftime(fmt, t, 0)
     return ERROR

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..registry import STRICT, strict
-from ..values import ERROR, UNDEFINED
+from ..values import ERROR, UNDEFINED, Value
 from .convert import to_string
 
 # ---------------------------------------------------------------- versions
@@ -52,7 +52,7 @@ def versioncmp(left: str, right: str) -> int:
     return kind
 
 
-def _version_args(a: list[object], n: int) -> object:
+def _version_args(a: list[Value], n: int) -> object:
     """Arguments as strings (other values as string() gives them), or the UNDEFINED/ERROR result."""
     if len(a) != n:
         return ERROR
@@ -64,21 +64,21 @@ def _version_args(a: list[object], n: int) -> object:
 
 
 @strict("versioncmp")
-def _versioncmp(a: list[object]) -> object:
+def _versioncmp(a: list[Value]) -> object:
     s = _version_args(a, 2)
     return s if type(s) is not list else versioncmp(s[0], s[1])
 
 
 for _n, _t in {"versionGT": lambda r: r > 0, "versionGE": lambda r: r >= 0, "versionLT": lambda r: r < 0,
                "versionLE": lambda r: r <= 0, "versionEQ": lambda r: r == 0}.items():
-    def _version_test(a: list[object], test: Callable[[int], bool] = _t) -> object:
+    def _version_test(a: list[Value], test: Callable[[int], bool] = _t) -> object:
         s = _version_args(a, 2)
         return s if type(s) is not list else test(versioncmp(s[0], s[1]))
     STRICT[_n.lower()] = _version_test
 
 
 @strict("version_in_range")
-def _version_in_range(a: list[object]) -> object:
+def _version_in_range(a: list[Value]) -> object:
     if len(a) != 3 or a[0] is UNDEFINED or a[0] is ERROR:
         return ERROR
     s = _version_args(a, 3)
