@@ -43,6 +43,23 @@ def unparse_name(name: str) -> str:
     return quote_string(name, "'")
 
 
+def _unparse_parts(out: list[str], old: bool, *parts: Expr | str) -> None:
+    """Print subtrees and the text around them, in order."""
+    for p in parts:
+        if isinstance(p, str):
+            out.append(p)
+        else:
+            p._unparse(out, old)
+
+
+def _unparse_joined(out: list[str], old: bool, items: Sequence[Expr], sep: str) -> None:
+    """Print subtrees with ``sep`` between them."""
+    for i, x in enumerate(items):
+        if i:
+            out.append(sep)
+        x._unparse(out, old)
+
+
 class Expr:
     """A parsed ClassAd expression.  Immutable; compiled lazily and cached."""
 
@@ -188,9 +205,7 @@ class Select(Expr):
         return (self.base,)
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        self.base._unparse(out, old)
-        out.append(".")
-        out.append(unparse_name(self.name))
+        _unparse_parts(out, old, self.base, ".", unparse_name(self.name))
 
     def _compile(self) -> Fn:
         k = self.lname
@@ -211,10 +226,7 @@ class Index(Expr):
         return (self.base, self.index)
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        self.base._unparse(out, old)
-        out.append("[")
-        self.index._unparse(out, old)
-        out.append("]")
+        _unparse_parts(out, old, self.base, "[", self.index, "]")
 
     def _compile(self) -> Fn:
         return compiler.compile_index(self.base.compiled(), self.index.compiled())
@@ -231,8 +243,7 @@ class Unary(Expr):
         return (self.operand,)
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        out.append(" " + self.op)
-        self.operand._unparse(out, old)
+        _unparse_parts(out, old, " " + self.op, self.operand)
 
     def _compile(self) -> Fn:
         return compiler.compile_unary(self.op, self.operand.compiled())
@@ -248,9 +259,7 @@ class Paren(Expr):
         return (self.inner,)
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        out.append("(")
-        self.inner._unparse(out, old)
-        out.append(")")
+        _unparse_parts(out, old, "(", self.inner, ")")
 
     def const_value(self) -> object:
         return self.inner.const_value()
@@ -286,12 +295,7 @@ class Binary(Expr):
         return items
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        items = self._chain()
-        sep = " " + _OP_TEXT.get(self.op, self.op) + " "
-        items[0]._unparse(out, old)
-        for x in items[1:]:
-            out.append(sep)
-            x._unparse(out, old)
+        _unparse_joined(out, old, self._chain(), " " + _OP_TEXT.get(self.op, self.op) + " ")
 
     def _compile(self) -> Fn:
         items = self._chain()
@@ -313,11 +317,7 @@ class Cond(Expr):
         return (self.cond, self.then, self.other)
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        self.cond._unparse(out, old)
-        out.append(" ? ")
-        self.then._unparse(out, old)
-        out.append(" : ")
-        self.other._unparse(out, old)
+        _unparse_parts(out, old, self.cond, " ? ", self.then, " : ", self.other)
 
     def _compile(self) -> Fn:
         return compiler.compile_cond(self.cond.compiled(), self.then.compiled(), self.other.compiled())
@@ -336,9 +336,7 @@ class Elvis(Expr):
         return (self.left, self.right)
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        self.left._unparse(out, old)
-        out.append(" ?: ")
-        self.right._unparse(out, old)
+        _unparse_parts(out, old, self.left, " ?: ", self.right)
 
     def _compile(self) -> Fn:
         return compiler.compile_elvis(self.left.compiled(), self.right.compiled())
@@ -355,12 +353,8 @@ class Call(Expr):
         return self.args
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        out.append(self.name)
-        out.append("(")
-        for i, a in enumerate(self.args):
-            if i:
-                out.append(",")
-            a._unparse(out, old)
+        out.append(self.name + "(")
+        _unparse_joined(out, old, self.args, ",")
         out.append(")")
 
     def _compile(self) -> Fn:
@@ -381,10 +375,7 @@ class ListExpr(Expr):
             out.append("{  }")
             return
         out.append("{ ")
-        for i, a in enumerate(self.items):
-            if i:
-                out.append(",")
-            a._unparse(out, old)
+        _unparse_joined(out, old, self.items, ",")
         out.append(" }")
 
     def _compile(self) -> Fn:

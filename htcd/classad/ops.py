@@ -45,7 +45,7 @@ def logic(lv: Value, rthunk: Callable[[], object], stop: bool) -> object:
     return UNDEFINED
 
 
-def _num(v: Value) -> Value:
+def as_number(v: Value) -> Value:
     """Numeric view for arithmetic: bool counts as int; None when not a number."""
     t = type(v)
     if t is int or t is float:
@@ -113,8 +113,8 @@ def arith(op: str, a: Value, b: Value) -> object:
         return UNDEFINED
     if ta in (AbsTime, RelTime) or tb in (AbsTime, RelTime):
         return _time_arith(op, a, b)
-    x = _num(a)
-    y = _num(b)
+    x = as_number(a)
+    y = as_number(b)
     if x is None or y is None:
         return ERROR
     if type(x) is int and type(y) is int:
@@ -189,8 +189,8 @@ def compare(op: str, a: Value, b: Value) -> object:
         x: Value = ascii_lower(a)
         y: Value = ascii_lower(b)
     else:
-        x = _num(a)
-        y = _num(b)
+        x = as_number(a)
+        y = as_number(b)
         if x is None or y is None:
             if ta is tb and ta in (AbsTime, RelTime):
                 x = _cmp_key(a)

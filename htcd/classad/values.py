@@ -182,25 +182,28 @@ def quote_string_old(s: str) -> str:
     return '"' + s.replace('"', '\\"') + '"'
 
 
-def format_real(x: float) -> str:
-    """Reals as HTCondor's unparser prints them: %.15E, with 0.0 and the specials spelled out."""
+def _special_real(x: float) -> str | None:
+    """Zero, NaN and the infinities as both formats spell them; None for other reals."""
     if x == 0.0:
         return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
     if x != x:
         return 'real("NaN")'
     if x in (math.inf, -math.inf):
         return 'real("INF")' if x > 0 else 'real("-INF")'
-    return f"{x:.15E}"
+    return None
+
+
+def format_real(x: float) -> str:
+    """Reals as HTCondor's unparser prints them: %.15E, with 0.0 and the specials spelled out."""
+    special = _special_real(x)
+    return f"{x:.15E}" if special is None else special
 
 
 def format_real_old(x: float) -> str:
     """Reals as the old long format (condor_q -l) prints them: %.16G, always with a point or exponent."""
-    if x == 0.0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    if x != x:
-        return 'real("NaN")'
-    if x in (math.inf, -math.inf):
-        return 'real("INF")' if x > 0 else 'real("-INF")'
+    special = _special_real(x)
+    if special is not None:
+        return special
     s = f"{x:.16G}"
     if "." not in s and "E" not in s:
         s += ".0"

@@ -69,15 +69,22 @@ def _pow(a: list[Value]) -> object:
         return math.nan
 
 
+def _one_list(a: list[Value]) -> Value:
+    """The one list argument of min(), max(), sum() and avg(), or the ERROR/UNDEFINED they give instead."""
+    if len(a) != 1:
+        return ERROR
+    if a[0] is UNDEFINED:
+        return UNDEFINED
+    if type(a[0]) is not list:
+        return ERROR
+    return a[0]
+
+
 def _minmax(pick: Callable[[float, float], bool]) -> Strict:
     def fn(a: list[Value]) -> object:
-        if len(a) != 1:
-            return ERROR
-        lst = a[0]
-        if lst is UNDEFINED:
-            return UNDEFINED
+        lst = _one_list(a)
         if type(lst) is not list:
-            return ERROR
+            return lst
         best: Value = UNDEFINED
         for v in lst:
             t = type(v)
@@ -99,16 +106,6 @@ STRICT["max"] = _minmax(lambda x, y: x > y)
 
 # ---------------------------------------------------------------- lists of numbers
 
-def _numeric(v: Value) -> Value:
-    """A list element as a number for sum/avg (booleans count as 0/1); None when not numeric."""
-    t = type(v)
-    if t is int or t is float:
-        return v
-    if t is bool:
-        return int(v)
-    return None
-
-
 def _sum_items(lst: list[Value]) -> tuple[Value, int]:
     """(sum, count) of the defined elements, or (ERROR, 0)."""
     total: int | float = 0
@@ -117,7 +114,7 @@ def _sum_items(lst: list[Value]) -> tuple[Value, int]:
     for v in lst:
         if v is UNDEFINED:
             continue
-        x = _numeric(v)
+        x = ops.as_number(v)
         if x is None:
             return ERROR, 0
         if type(x) is float:
@@ -131,24 +128,18 @@ def _sum_items(lst: list[Value]) -> tuple[Value, int]:
 
 @strict("sum")
 def _sum(a: list[Value]) -> object:
-    if len(a) != 1:
-        return ERROR
-    if a[0] is UNDEFINED:
-        return UNDEFINED
-    if type(a[0]) is not list:
-        return ERROR
-    return _sum_items(a[0])[0]
+    lst = _one_list(a)
+    if type(lst) is not list:
+        return lst
+    return _sum_items(lst)[0]
 
 
 @strict("avg")
 def _avg(a: list[Value]) -> object:
-    if len(a) != 1:
-        return ERROR
-    if a[0] is UNDEFINED:
-        return UNDEFINED
-    if type(a[0]) is not list:
-        return ERROR
-    total, n = _sum_items(a[0])
+    lst = _one_list(a)
+    if type(lst) is not list:
+        return lst
+    total, n = _sum_items(lst)
     if total is ERROR:
         return ERROR
     if n == 0:
@@ -173,13 +164,13 @@ def _quantize_one(x: int | float, q: int | float) -> object:
 def _quantize(a: list[Value]) -> object:
     if len(a) != 2:
         return ERROR
-    x, q = _numeric(a[0]) if type(a[0]) is not bool else None, a[1]
+    x, q = ops.as_number(a[0]) if type(a[0]) is not bool else None, a[1]
     if x is None:
         return ERROR
     if type(q) is list:
         nums = []
         for v in q:
-            n = _numeric(v) if type(v) is not bool else None
+            n = ops.as_number(v) if type(v) is not bool else None
             if n is None:
                 return ERROR
             nums.append(n)
@@ -189,7 +180,7 @@ def _quantize(a: list[Value]) -> object:
             if n >= x:
                 return n
         return _quantize_one(x, nums[-1])
-    q = _numeric(q) if type(q) is not bool else None
+    q = ops.as_number(q) if type(q) is not bool else None
     if q is None:
         return ERROR
     return _quantize_one(x, q)

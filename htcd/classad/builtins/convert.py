@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .. import ops
 from ..registry import STRICT, Strict, strict
 from ..values import ERROR, INT_MIN, UNDEFINED, AbsTime, RelTime, Value, format_real, unparse_value
 
@@ -83,6 +84,21 @@ def to_string(v: Value) -> Value:
     return unparse_value(v)
 
 
+def string_args(a: list[Value], n: int, undef: Value = ERROR) -> Value:
+    """What a function of ``n`` string arguments and an optional last one gives for bad ones:
+    ERROR for a wrong count, an ERROR or a non-string, ``undef`` for an UNDEFINED; None if all
+    are strings."""
+    if len(a) not in (n, n + 1):
+        return ERROR
+    if any(v is ERROR for v in a):
+        return ERROR
+    if any(v is UNDEFINED for v in a):
+        return undef
+    if any(type(v) is not str for v in a):
+        return ERROR
+    return None
+
+
 def _convert(a: list[Value], cast: Callable[[Any], object], keep: type) -> object:
     """int()/real(): numbers, string prefixes (C strtod) and times through ``cast``."""
     if len(a) != 1:
@@ -120,10 +136,6 @@ def _bool(a: list[Value]) -> object:
         return ERROR
     v = a[0]
     t = type(v)
-    if t is bool:
-        return v
-    if t is int or t is float:
-        return v != 0
     if t is str:
         low = v.lower()
         if low == "true":
@@ -131,9 +143,7 @@ def _bool(a: list[Value]) -> object:
         if low == "false":
             return False
         return UNDEFINED
-    if v is UNDEFINED:
-        return UNDEFINED
-    return ERROR
+    return ops.to_bool3(v)
 
 
 # ---------------------------------------------------------------- types of times

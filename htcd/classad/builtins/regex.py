@@ -8,6 +8,7 @@ from typing import Any
 
 from ..registry import STRICT, strict
 from ..values import ERROR, UNDEFINED, Value
+from .convert import string_args
 from .stringlists import split_list
 
 _REFLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
@@ -98,14 +99,9 @@ def compile_regex(pat: str, opts: str = "") -> re.Pattern[str] | None:
 
 @strict("regexp")
 def _regexp(a: list[Value]) -> object:
-    if len(a) not in (2, 3):
-        return ERROR
-    if any(v is ERROR for v in a):
-        return ERROR
-    if any(v is UNDEFINED for v in a):
-        return UNDEFINED
-    if any(type(v) is not str for v in a):
-        return ERROR
+    bad = string_args(a, 2, UNDEFINED)
+    if bad is not None:
+        return bad
     r = compile_regex(a[0], a[2] if len(a) == 3 else "")
     if r is None:
         return ERROR
@@ -170,14 +166,9 @@ def _expand(m: re.Match[str], subst: str) -> str | None:
 def _substitute(a: list[Value], mode: str) -> object:
     """regexps / replace / replaceall.  ``mode``: "only" gives just the substitution(s), "full"
     gives the whole subject with the substitution(s) in place."""
-    if len(a) not in (3, 4):
-        return ERROR
-    if any(v is ERROR for v in a):
-        return ERROR
-    if any(v is UNDEFINED for v in a):
-        return UNDEFINED
-    if any(type(v) is not str for v in a):
-        return ERROR
+    bad = string_args(a, 3, UNDEFINED)
+    if bad is not None:
+        return bad
     pat, subj, subst = a[0], a[1], a[2]
     opts = a[3].lower() if len(a) == 4 else ""
     every = "g" in opts or mode == "all"

@@ -8,7 +8,7 @@ import re
 from .. import ops
 from ..registry import STRICT, Strict, strict
 from ..values import ERROR, UNDEFINED, Value
-from .convert import STRTOD, strtod, to_string
+from .convert import STRTOD, string_args, strtod, to_string
 
 
 def split_list(s: str, delims: str = " ,") -> list[str]:
@@ -27,18 +27,6 @@ def split_list(s: str, delims: str = " ,") -> list[str]:
     if cur:
         out.append("".join(cur).strip())
     return [x for x in out if x]
-
-
-def _strlist_args(a: list[Value], nmin: int, undef: object = ERROR) -> object:
-    if len(a) not in (nmin, nmin + 1):
-        return ERROR
-    if any(v is ERROR for v in a):
-        return ERROR
-    if any(v is UNDEFINED for v in a):
-        return undef
-    if any(type(v) is not str for v in a):
-        return ERROR
-    return None
 
 
 def split_tokens(s: str, delims: str = " ,") -> list[str]:
@@ -89,7 +77,7 @@ STRICT["stringlistimember"] = _sl_member(True)
 
 @strict("stringListSize")
 def _sl_size(a: list[Value]) -> object:
-    bad = _strlist_args(a, 1)
+    bad = string_args(a, 1)
     if bad is not None:
         return bad
     return len(split_list(a[0], a[1] if len(a) == 2 else " ,"))
@@ -97,7 +85,7 @@ def _sl_size(a: list[Value]) -> object:
 
 @strict("split")
 def _split(a: list[Value]) -> object:
-    bad = _strlist_args(a, 1)
+    bad = string_args(a, 1)
     if bad is not None:
         return bad
     return split_tokens(a[0], a[1] if len(a) == 2 else " ,")
@@ -145,7 +133,7 @@ _SL_INT = re.compile(r"[+-]?\d+\Z")
 
 def _sl_numbers(a: list[Value]) -> object:
     """The items of a string list as numbers, or ERROR/UNDEFINED."""
-    bad = _strlist_args(a, 1)
+    bad = string_args(a, 1)
     if bad is not None:
         return bad
     out: list[int | float] = []
@@ -161,28 +149,23 @@ def _sl_numbers(a: list[Value]) -> object:
     return out
 
 
-@strict("stringListSum")
-def _sl_sum(a: list[Value]) -> object:
-    nums = _sl_numbers(a)
-    if type(nums) is not list:
-        return nums
-    if not nums:
-        return 0.0
-    if any(type(x) is float for x in nums):
-        return float(sum(nums))
-    return ops.arith("+", sum(nums), 0)
+def _sl_total(average: bool) -> Strict:
+    """stringListSum() (``average`` False) or stringListAvg(): integers while every item is one."""
+    def fn(a: list[Value]) -> object:
+        nums = _sl_numbers(a)
+        if type(nums) is not list:
+            return nums
+        if not nums:
+            return 0.0
+        n = len(nums) if average else 1
+        if any(type(x) is float for x in nums):
+            return float(sum(nums)) / n
+        return ops.arith("/" if average else "+", sum(nums), n if average else 0)
+    return fn
 
 
-@strict("stringListAvg")
-def _sl_avg(a: list[Value]) -> object:
-    nums = _sl_numbers(a)
-    if type(nums) is not list:
-        return nums
-    if not nums:
-        return 0.0
-    if any(type(x) is float for x in nums):
-        return float(sum(nums)) / len(nums)
-    return ops.arith("/", sum(nums), len(nums))
+STRICT["stringlistsum"] = _sl_total(False)
+STRICT["stringlistavg"] = _sl_total(True)
 
 
 def _sl_extreme(pick_max: bool) -> Strict:
@@ -203,7 +186,7 @@ STRICT["stringlistmin"] = _sl_extreme(False)
 
 @strict("stringListsIntersect")
 def _sl_intersect(a: list[Value]) -> object:
-    bad = _strlist_args(a, 2, UNDEFINED)
+    bad = string_args(a, 2, UNDEFINED)
     if bad is not None:
         return bad
     d = a[2] if len(a) == 3 else " ,"
