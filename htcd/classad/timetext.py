@@ -5,8 +5,6 @@ read these forms."""
 
 from __future__ import annotations
 
-import calendar
-import datetime
 import re
 
 from .values import AbsTime
@@ -19,6 +17,9 @@ _ISO = re.compile(
 def parse_abstime(text: str) -> AbsTime | None:
     """ISO 8601 date and time (``2026-01-01T00:00:00+01:00``, ``20260101T000000Z``, a date alone);
     without a zone the time is UTC."""
+    import calendar  # here, not at the top: most programs never read a time literal
+    import datetime
+
     m = _ISO.match(text)
     if m is None:
         return None
