@@ -21,7 +21,7 @@ from .expr import (
     parse_expr,
     unparse_name,
 )
-from .nodes import set_ad_class
+from .nodes import NestedAd, set_ad_class
 from .ops import to_bool3
 from .values import ERROR, UNDEFINED, Value, is_true, unparse_value
 
@@ -272,7 +272,7 @@ def _json_value(x: Expr) -> Any:
     elif isinstance(x, ListExpr):
         return [_json_value(i) for i in x.items]
     elif isinstance(x, AdExpr):
-        return x.ad.to_json()
+        return _classad(x.ad).to_json()
     return "/Expr(" + str(x) + ")/"
 
 
@@ -283,6 +283,13 @@ def parse_ad(text: str) -> ClassAd:
     p = Parser(text)
     ad = p.parse_ad_body()
     p.expect_end()
+    return _classad(ad)
+
+
+def _classad(ad: NestedAd) -> ClassAd:
+    """A nested ad from the parser or a tree, as the ClassAd it is (nodes build them through the
+    class registered below, typed only by what nodes need of it)."""
+    assert isinstance(ad, ClassAd)
     return ad
 
 

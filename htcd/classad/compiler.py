@@ -8,14 +8,11 @@ builders know nothing of tree nodes: nodes hand them compiled subtrees and const
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import ops
-from .runtime import _NC, Ctx, Fn, eval_entry, lookup, select
+from .runtime import _NC, AdTemplate, Ctx, Fn, eval_entry, lookup, select
 from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED
-
-if TYPE_CHECKING:
-    from .ad import ClassAd
 
 
 def compile_const(v: object) -> Fn:
@@ -292,6 +289,6 @@ def compile_list(consts: list[object], fns: list[Fn]) -> Fn:
     return lambda s, c: [f(s, c) for f in fns]
 
 
-def compile_nested_ad(tmpl: ClassAd) -> Fn:
+def compile_nested_ad(tmpl: AdTemplate) -> Fn:
     """A nested ad literal: a view of it enclosed by the scope it is evaluated in."""
     return lambda s, c: tmpl._view(s)

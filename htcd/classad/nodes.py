@@ -7,26 +7,44 @@ subtrees to the builders in ``compiler``; ``ad`` registers the ClassAd class her
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from . import compiler
 from .registry import compile_call
-from .runtime import _NC, Ctx, Fn
+from .runtime import _NC, AdTemplate, Ctx, Fn, Scope
 from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED, AbsTime, RelTime, quote_string, unparse_value
 
-if TYPE_CHECKING:
-    from .ad import ClassAd
 
-_AD_CLASS: list[type[ClassAd]] = []
+class TreeEntry(Protocol):
+    """One stored attribute as the tree code sees it: its tree, if parsed."""
+
+    @property
+    def expr(self) -> Expr | None: ...
 
 
-def set_ad_class(cls: type[ClassAd]) -> None:
+class NestedAd(AdTemplate, Protocol):
+    """A ClassAd as the nodes and the parser use one (``ad.ClassAd``, which sits above them)."""
+
+    @property
+    def _attrs(self) -> Mapping[str, TreeEntry]: ...
+
+    def _set(self, name: str, expr: Expr | None, text: str | None) -> None: ...
+
+    def _unparse(self, old: bool = False) -> str: ...
+
+    def copy(self) -> NestedAd: ...
+
+
+_AD_CLASS: list[type[NestedAd]] = []
+
+
+def set_ad_class(cls: type[NestedAd]) -> None:
     """Record the ClassAd class (called once, by ``ad``, which sits above this module)."""
     _AD_CLASS[:] = [cls]
 
 
-def ad_class() -> type[ClassAd]:
+def ad_class() -> type[NestedAd]:
     """The ClassAd class, for building and recognising nested ads."""
     return _AD_CLASS[0]
 
@@ -73,7 +91,7 @@ class Expr:
         return tree_height(self)
 
     # public API
-    def eval(self, my: ClassAd | None = None, target: ClassAd | None = None) -> object:
+    def eval(self, my: Scope | None = None, target: Scope | None = None) -> object:
         """Evaluate with MY=my and TARGET=target."""
         try:
             fn = self._fn
@@ -387,7 +405,7 @@ class AdExpr(Expr):
 
     __slots__ = ("ad",)
 
-    def __init__(self, ad: ClassAd) -> None:
+    def __init__(self, ad: NestedAd) -> None:
         self.ad = ad
 
     def _kids(self) -> Sequence[Expr]:

@@ -5,8 +5,6 @@ exhausting the Python stack."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from htcd.errors import UserError
 
 from .lexer import (
@@ -33,6 +31,7 @@ from .nodes import (
     Index,
     ListExpr,
     Literal,
+    NestedAd,
     Paren,
     RelTimeLiteral,
     Select,
@@ -42,9 +41,6 @@ from .nodes import (
 )
 from .timetext import parse_abstime, parse_reltime
 from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED
-
-if TYPE_CHECKING:
-    from .ad import ClassAd
 
 MAX_NESTING = 100  # brackets, unary operators and ternaries inside one another
 MAX_HEIGHT = 200  # tree height, not counting long chains of one left-associative operator
@@ -527,7 +523,7 @@ class Parser:
             self.i += 1
             return items
 
-    def parse_ad_body(self, d: int = 0) -> ClassAd:
+    def parse_ad_body(self, d: int = 0) -> NestedAd:
         """``[ name = expr; ... ]`` (empty statements allowed)."""
         self.expect("[")
         d += 1

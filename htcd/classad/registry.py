@@ -8,20 +8,18 @@ as HTCondor does at evaluation time."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .runtime import Fn
 from .values import ERROR
-
-if TYPE_CHECKING:
-    from .nodes import Expr
 
 Strict = Callable[[list[Any]], object]
 """A built-in that gets its evaluated arguments."""
 Lazy = Callable[[list[Fn], Any, Any], object]
 """A built-in that gets its compiled arguments with the scope and context (ifThenElse-style)."""
-TreeCompiler = Callable[[list[Fn], "Sequence[Expr]"], Fn]
-"""A built-in compiled from its argument trees (for functions that look at names, not values)."""
+TreeCompiler = Callable[[list[Fn], Sequence[Any]], Fn]
+"""A built-in compiled from its argument trees (for functions that look at names, not values); the
+trees are ``nodes.Expr``, which sits above this module."""
 
 STRICT: dict[str, Strict] = {}
 LAZY: dict[str, Lazy] = {}
@@ -54,7 +52,7 @@ def tree_compiler(*names: str) -> Callable[[TreeCompiler], TreeCompiler]:
     return deco
 
 
-def compile_call(name: str, fns: list[Fn], args: Sequence[Expr] = ()) -> Fn:
+def compile_call(name: str, fns: list[Fn], args: Sequence[Any] = ()) -> Fn:
     """The closure for a call of ``name`` with compiled arguments ``fns`` (trees ``args``)."""
     key = name.lower()
     tc = TREE.get(key)

@@ -5,13 +5,10 @@ scopes and guard against reference cycles and runaway chains of references."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from .values import ERROR, UNDEFINED
-
-if TYPE_CHECKING:
-    from .ad import ClassAd, _Entry
 
 MAX_HOPS = 128  # attribute references followed within one evaluation
 
@@ -22,12 +19,38 @@ _NC = object()
 """The "not a constant" marker: a stored attribute or tree whose value needs evaluating."""
 
 
+class Stored(Protocol):
+    """One stored attribute as evaluation sees it (``ad._Entry``, which sits above this module)."""
+
+    const: object  # the value when it is a constant, else _NC
+    fn: Any  # the compiled closure, None until compiled
+
+    def compile(self) -> Fn: ...
+
+
+class Scope(Protocol):
+    """An ad as evaluation sees it (``ad.ClassAd``): attributes by lower-case name, and the ad
+    enclosing it (a nested ad's scope)."""
+
+    @property
+    def _attrs(self) -> Mapping[str, Stored]: ...
+
+    @property
+    def _parent(self) -> Scope | None: ...
+
+
+class AdTemplate(Protocol):
+    """A nested ad literal: evaluates to a view of itself enclosed by the scope at hand."""
+
+    def _view(self, parent: Any) -> Scope: ...
+
+
 class Ctx:
     """Who MY and TARGET are during one evaluation, and which attributes are mid-evaluation."""
 
     __slots__ = ("my", "target", "busy", "_swap")
 
-    def __init__(self, my: ClassAd | None, target: ClassAd | None, busy: set[int] | None = None) -> None:
+    def __init__(self, my: Scope | None, target: Scope | None, busy: set[int] | None = None) -> None:
         self.my = my
         self.target = target
         self.busy = set() if busy is None else busy
@@ -43,7 +66,7 @@ class Ctx:
         return o
 
 
-def eval_entry(ad: ClassAd, e: _Entry, c: Ctx) -> object:
+def eval_entry(ad: Scope, e: Stored, c: Ctx) -> object:
     """Evaluate one stored attribute in its own ad; a reference cycle gives UNDEFINED."""
     v = e.const
     if v is not _NC:
@@ -67,7 +90,7 @@ def eval_entry(ad: ClassAd, e: _Entry, c: Ctx) -> object:
         busy.discard(k)
 
 
-def lookup(scope: ClassAd | None, lname: str, c: Ctx) -> object:
+def lookup(scope: Scope | None, lname: str, c: Ctx) -> object:
     """Bare name: the current ad, its enclosing ads, then TARGET."""
     ad = scope
     while ad is not None:
