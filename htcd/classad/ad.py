@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from .expr import (
-    _NC,
+    NOT_CONST,
     AdExpr,
     ClassAdSyntaxError,
     Ctx,
@@ -38,7 +38,7 @@ class _Entry:
         self.expr = expr
         self.text = text
         self.fn: Any = None
-        self.const: object = _NC
+        self.const: object = NOT_CONST
 
     def tree(self) -> Expr:
         e = self.expr
@@ -56,7 +56,7 @@ class _Entry:
             self.fn = lambda s, c: ERROR
             return self.fn
         v = e.const_value()
-        if v is not _NC and type(v) is not list:
+        if v is not NOT_CONST and type(v) is not list:
             self.const = v
         self.fn = e.compiled()
         return self.fn

@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 
 from . import ops
-from .runtime import _NC, AdTemplate, Ctx, Fn, eval_entry, lookup, select
+from .runtime import NOT_CONST, AdTemplate, Ctx, Fn, eval_entry, lookup, select
 from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED
 
 
@@ -37,7 +37,7 @@ def compile_scoped_ref(lname: str, target: bool) -> Fn:
             if e is None:
                 return UNDEFINED
             v = e.const
-            if v is not _NC:
+            if v is not NOT_CONST:
                 return v
             return _eval_entry(t, e, c.other())
         return target_ref
@@ -50,7 +50,7 @@ def compile_scoped_ref(lname: str, target: bool) -> Fn:
         if e is None:
             return UNDEFINED
         v = e.const
-        if v is not _NC:
+        if v is not NOT_CONST:
             return v
         return _eval_entry(m, e, c)
     return my_ref
@@ -284,7 +284,7 @@ def compile_elvis(lf: Fn, rf: Fn) -> Fn:
 
 def compile_list(consts: list[object], fns: list[Fn]) -> Fn:
     """``{ a, b }``: a fresh list per evaluation (lists are values, callers may keep them)."""
-    if all(v is not _NC for v in consts) and not any(type(v) is list for v in consts):
+    if all(v is not NOT_CONST for v in consts) and not any(type(v) is list for v in consts):
         return lambda s, c: list(consts)
     return lambda s, c: [f(s, c) for f in fns]
 

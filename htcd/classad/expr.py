@@ -22,13 +22,13 @@ from .nodes import (
     RelTimeLiteral,
     Select,
     Unary,
-    _node_height,
     literal,
+    node_height,
     tree_height,
     unparse_name,
 )
 from .parser import MAX_HEIGHT, MAX_NESTING, ClassAdSyntaxError, Parser
-from .runtime import _NC, MAX_HOPS, Ctx, Fn, eval_entry, lookup, select
+from .runtime import MAX_HOPS, NOT_CONST, Ctx, Fn, eval_entry, lookup, select
 from .values import format_real, unparse_value
 
 _CACHE: dict[tuple[str, bool], Expr] = {}
@@ -73,8 +73,8 @@ def unparse(x: object) -> str:
 
 
 __all__ = [
-    "KEYWORDS", "MAX_HEIGHT", "MAX_HOPS", "MAX_NESTING", "_NC", "AdExpr", "AttrRef", "Binary", "Call",
+    "KEYWORDS", "MAX_HEIGHT", "MAX_HOPS", "MAX_NESTING", "NOT_CONST", "AdExpr", "AttrRef", "Binary", "Call",
     "ClassAdSyntaxError", "Cond", "Ctx", "Elvis", "Expr", "Fn", "Index", "ListExpr", "Literal", "Paren",
-    "Parser", "RelTimeLiteral", "Select", "Tok", "Unary", "_node_height", "eval_entry", "format_real",
+    "Parser", "RelTimeLiteral", "Select", "Tok", "Unary", "node_height", "eval_entry", "format_real",
     "literal", "lookup", "parse_expr", "select", "tree_height", "unparse", "unparse_name",
 ]

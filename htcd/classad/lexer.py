@@ -9,9 +9,9 @@ import re
 
 from .values import Value
 
-# rule accepts come out as one-character tokens.  The parser rejects both (see _lex_problem).  The
+# rule accepts come out as one-character tokens.  The parser rejects both (see lex_problem).  The
 # end of the text matches as "" (once or twice).  Commonest first: names, then one-character operators.
-_LEX = re.compile(
+LEX = re.compile(
     r"""(?:\s+|//[^\n]*|/\*.*?\*/)*+
     ( [A-Za-z_][A-Za-z0-9_]*
     | [(),{}*+%^~;?:\[\]]
@@ -24,10 +24,10 @@ _LEX = re.compile(
     | \Z )""",
     re.VERBOSE | re.DOTALL,
 )
-_LEX_PLAIN = re.compile(_LEX.pattern.replace(r"(?:\s+|//[^\n]*|/\*.*?\*/)*+", r"\s*+"), re.VERBOSE | re.DOTALL)
+LEX_PLAIN = re.compile(LEX.pattern.replace(r"(?:\s+|//[^\n]*|/\*.*?\*/)*+", r"\s*+"), re.VERBOSE | re.DOTALL)
 """The same tokens for text without comments (one less alternative to try before each token)."""
-_QUOTED = re.compile(r""""[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*'""", re.DOTALL)
-_IDSTART = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+QUOTED = re.compile(r""""[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*'""", re.DOTALL)
+IDSTART = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NUMSTART = frozenset("0123456789.-")
 _OPCHARS = frozenset("-+*/%<>!~&|^()[]{},;.?:=")
 
@@ -36,7 +36,8 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v
 _ESC_RE = re.compile(r"\\([0-7]{1,3}|.)", re.DOTALL)
 
 
-def _unescape(body: str) -> str:
+def unescape(body: str) -> str:
+    """The text of a quoted string or name between its quotes, C escapes resolved."""
     if "\\" not in body:
         return body
     raw = bytearray()
@@ -53,29 +54,31 @@ def _unescape(body: str) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def _unescape_old(body: str) -> str:
+def unescape_old(body: str) -> str:
+    """The same for the old long format, where only \\" is an escape."""
     return body.replace('\\"', '"')
 
 
-def _where(src: str, pos: int) -> tuple[int, int]:
+def line_col(src: str, pos: int) -> tuple[int, int]:
+    """1-based line and column of offset ``pos``."""
     line = src.count("\n", 0, pos) + 1
     col = pos - (src.rfind("\n", 0, pos) + 1) + 1
     return line, col
 
 
-def _is_number(t: str) -> bool:
+def is_number(t: str) -> bool:
     """Token text of a number literal, possibly with its '-' (a lone '.' or '-' is an operator)."""
     return t[:1] in _NUMSTART and len(t) > 1 or t.isdecimal()
 
 
-def _lex_problem(t: str) -> tuple[str, int] | None:
+def lex_problem(t: str) -> tuple[str, int] | None:
     """What is lexically wrong with one token (message, offset of the bad part), if anything."""
     if not t:
         return None
-    if t[0] in "\"'" and not _QUOTED.fullmatch(t):
+    if t[0] in "\"'" and not QUOTED.fullmatch(t):
         return f"unexpected character {t[0]!r}", 0
     if len(t) == 1:
-        if t in _OPCHARS or t in _IDSTART or t.isdecimal():
+        if t in _OPCHARS or t in IDSTART or t.isdecimal():
             return None
         return f"unexpected character {t!r}", 0
     if t[:2] == "/*":

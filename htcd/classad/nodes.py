@@ -12,7 +12,7 @@ from typing import Protocol
 
 from . import compiler
 from .registry import compile_call
-from .runtime import _NC, AdTemplate, Ctx, Fn, Scope
+from .runtime import NOT_CONST, AdTemplate, Ctx, Fn, Scope
 from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED, AbsTime, RelTime, quote_string, unparse_value
 
 
@@ -151,7 +151,7 @@ class Expr:
 
     def const_value(self) -> object:
         """The value if this tree is a constant needing no context, else an internal marker."""
-        return _NC
+        return NOT_CONST
 
 
 class Literal(Expr):
@@ -317,7 +317,7 @@ class Binary(Expr):
 
     def _compile(self) -> Fn:
         items = self._chain()
-        rconst = items[1].const_value() if len(items) == 2 else _NC
+        rconst = items[1].const_value() if len(items) == 2 else NOT_CONST
         return compiler.compile_binary(self.op, [x.compiled() for x in items], rconst)
 
 
@@ -418,7 +418,7 @@ class AdExpr(Expr):
         return compiler.compile_nested_ad(self.ad)
 
 
-def _node_height(n: Expr, known: dict[int, int]) -> int:
+def node_height(n: Expr, known: dict[int, int]) -> int:
     """Height of ``n`` from its subtrees' heights in ``known`` (by id; absent means a leaf)."""
     get = known.get
     if type(n) is Binary:
@@ -437,7 +437,7 @@ def tree_height(root: Expr) -> int:
     while stack:
         n, done = stack.pop()
         if done:
-            known[id(n)] = _node_height(n, known)
+            known[id(n)] = node_height(n, known)
         else:
             stack.append((n, True))
             stack.extend((k, False) for k in n._kids())

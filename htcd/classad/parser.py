@@ -8,16 +8,16 @@ from __future__ import annotations
 from htcd.errors import UserError
 
 from .lexer import (
-    _IDSTART,
-    _LEX,
-    _LEX_PLAIN,
-    _QUOTED,
+    IDSTART,
+    LEX,
+    LEX_PLAIN,
+    QUOTED,
     Tok,
-    _is_number,
-    _lex_problem,
-    _unescape,
-    _unescape_old,
-    _where,
+    is_number,
+    lex_problem,
+    line_col,
+    unescape,
+    unescape_old,
 )
 from .nodes import (
     KEYWORDS,
@@ -36,8 +36,8 @@ from .nodes import (
     RelTimeLiteral,
     Select,
     Unary,
-    _node_height,
     ad_class,
+    node_height,
 )
 from .timetext import parse_abstime, parse_reltime
 from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED
@@ -94,7 +94,7 @@ class Parser:
             raise TypeError("ClassAd text must be a str")
         self.src = src
         self.old = old
-        toks = (_LEX if "/*" in src or "//" in src else _LEX_PLAIN).findall(src)
+        toks = (LEX if "/*" in src or "//" in src else LEX_PLAIN).findall(src)
         k = len(toks) - 2  # the last token before the one or two "" at the end
         if k > 0 and not toks[k]:
             k -= 1
@@ -102,7 +102,7 @@ class Parser:
             last = toks[k]
             q = last[:1]
             if (q == '"' or q == "'") and not (len(last) > 1 and last[-1] == q and last[-2] != "\\") \
-                    and not _QUOTED.fullmatch(last):
+                    and not QUOTED.fullmatch(last):
                 toks[k] = "\0"  # an unterminated string: no rule accepts this
         self.deep = len(toks) >= MAX_HEIGHT
         toks += ("", "")  # end of input, and room to look one past it
@@ -118,23 +118,23 @@ class Parser:
         src = self.src
         i = self.i if at is None else at
         pos, found = len(src), "end of input"
-        for k, m in enumerate(_LEX.finditer(src)):
+        for k, m in enumerate(LEX.finditer(src)):
             raw = m.group(1)
-            bad = _lex_problem(raw)
+            bad = lex_problem(raw)
             if bad is not None:
-                line, col = _where(src, m.start(1) + bad[1])
+                line, col = line_col(src, m.start(1) + bad[1])
                 return ClassAdSyntaxError(bad[0], line=line, column=col)
             if k == i and raw:
                 cut = len(raw) - len(self.toks[i]) + skip  # a '-' split off or skipped
                 pos = m.start(1) + cut
                 neg = not cut and len(raw) > 1 and raw[0] == "-"  # "-5": the '-' comes first
                 found = repr("-" if neg else raw[cut:])
-        line, col = _where(src, pos)
+        line, col = line_col(src, pos)
         return ClassAdSyntaxError(f"{msg}, found {found}", line=line, column=col)
 
     def _check(self, node: Expr) -> Expr:
         hs = self.heights
-        h = hs[id(node)] = _node_height(node, hs)
+        h = hs[id(node)] = node_height(node, hs)
         if h > MAX_HEIGHT:
             raise self.error(f"expression tree deeper than {MAX_HEIGHT}")
         return node
@@ -151,7 +151,7 @@ class Parser:
     def peek(self) -> Tok:
         """The current token as a Tok (kinds: id, kw, int, real, str, op, eof); a lexical error
         anywhere in the text is raised first, as a separate lexer pass would."""
-        if any(_lex_problem(raw) for raw in _LEX.findall(self.src)):
+        if any(lex_problem(raw) for raw in LEX.findall(self.src)):
             raise self.error("bad token")
         i = self.i
         t = self.toks[i]
@@ -159,20 +159,20 @@ class Parser:
             n = len(self.src)
             return Tok("eof", "", n, n)
         pos = 0
-        for k, m in enumerate(_LEX.finditer(self.src)):
+        for k, m in enumerate(LEX.finditer(self.src)):
             if k == i:
                 pos = m.start(1) + len(m.group(1)) - len(t)
                 break
         end = pos + len(t)
         c = t[0]
-        if c in _IDSTART:
+        if c in IDSTART:
             low = t.lower()
             return Tok("kw", t, pos, end, low) if low in KEYWORDS else Tok("id", t, pos, end, t)
         if c == "'" and len(t) > 1:
-            return Tok("id", t, pos, end, _unescape(t[1:-1]))
+            return Tok("id", t, pos, end, unescape(t[1:-1]))
         if c == '"' and len(t) > 1:
-            return Tok("str", t, pos, end, _unescape_old(t[1:-1]) if self.old else _unescape(t[1:-1]))
-        if _is_number(t) and t[0] != "-":
+            return Tok("str", t, pos, end, unescape_old(t[1:-1]) if self.old else unescape(t[1:-1]))
+        if is_number(t) and t[0] != "-":
             if "." in t or "e" in t or "E" in t:
                 return Tok("real", t, pos, end, float(t))
             return Tok("int", t, pos, end, int(t))
@@ -228,10 +228,10 @@ class Parser:
                 t = toks[i]
                 nx = toks[i + 1]
                 c = t[:1]
-                if c in _IDSTART:
+                if c in IDSTART:
                     if nx == ".":
                         n = toks[i + 2]
-                        if n[:1] in _IDSTART and toks[i + 3] not in _AFTER_OPERAND \
+                        if n[:1] in IDSTART and toks[i + 3] not in _AFTER_OPERAND \
                                 and t not in _KW_ANY and n not in _KW_ANY:
                             node = Select(AttrRef(t), n)
                             i += 3
@@ -282,7 +282,7 @@ class Parser:
                     if len(t) > 1 and nx[:1] != '"':
                         v = t[1:-1]
                         if "\\" in v:
-                            v = _unescape_old(v) if self.old else _unescape(v)
+                            v = unescape_old(v) if self.old else unescape(v)
                         node = Literal(v)
                         i += 1
                 elif c in _DIGITS:
@@ -377,10 +377,10 @@ class Parser:
                 self.i += 1
                 n = toks[self.i]
                 c = n[:1]
-                if c in _IDSTART and n not in _KW_ANY:
+                if c in IDSTART and n not in _KW_ANY:
                     name = n
                 elif c == "'" and len(n) > 1:
-                    name = _unescape(n[1:-1])
+                    name = unescape(n[1:-1])
                 else:
                     raise self.error("expected an attribute name after '.'")
                 self.i += 1
@@ -402,7 +402,7 @@ class Parser:
         i = self.i
         t = toks[i]
         c = t[:1]
-        if c in _IDSTART:
+        if c in IDSTART:
             if t in _KW_ANY:
                 low = t.lower()
                 if low in _CONSTS:
@@ -413,16 +413,16 @@ class Parser:
                 return self._call(t, i, d)
             self.i = i + 1
             return AttrRef(t)
-        if _is_number(t):
+        if is_number(t):
             self.i = i + 1
             return self._number(t, i)
         if c == '"' and len(t) > 1:
             old = self.old
-            v = _unescape_old(t[1:-1]) if old else _unescape(t[1:-1])
+            v = unescape_old(t[1:-1]) if old else unescape(t[1:-1])
             i += 1
             t = toks[i]
             while t[:1] == '"' and len(t) > 1:  # adjacent strings are one literal
-                v += _unescape_old(t[1:-1]) if old else _unescape(t[1:-1])
+                v += unescape_old(t[1:-1]) if old else unescape(t[1:-1])
                 i += 1
                 t = toks[i]
             self.i = i
@@ -433,7 +433,7 @@ class Parser:
             node: Expr = AdExpr(self.parse_ad_body(d))
         elif c == "'" and len(t) > 1:
             self.i = i + 1
-            return AttrRef(_unescape(t[1:-1]))
+            return AttrRef(unescape(t[1:-1]))
         else:
             raise self.error("expected an expression")
         if self.deep:
@@ -540,10 +540,10 @@ class Parser:
                 self.i += 1
                 continue
             c = t[:1]
-            if c in _IDSTART and t not in _KW_ANY:
+            if c in IDSTART and t not in _KW_ANY:
                 name = t
             elif c == "'" and len(t) > 1:
-                name = _unescape(t[1:-1])
+                name = unescape(t[1:-1])
             else:
                 raise self.error("expected an attribute name or ']'")
             self.i += 1

@@ -15,14 +15,14 @@ MAX_HOPS = 128  # attribute references followed within one evaluation
 Fn = Callable[[Any, Any], object]
 """A compiled expression: ``fn(scope, ctx)`` gives the value."""
 
-_NC = object()
+NOT_CONST = object()
 """The "not a constant" marker: a stored attribute or tree whose value needs evaluating."""
 
 
 class Stored(Protocol):
     """One stored attribute as evaluation sees it (``ad._Entry``, which sits above this module)."""
 
-    const: object  # the value when it is a constant, else _NC
+    const: object  # the value when it is a constant, else NOT_CONST
     fn: Any  # the compiled closure, None until compiled
 
     def compile(self) -> Fn: ...
@@ -69,13 +69,13 @@ class Ctx:
 def eval_entry(ad: Scope, e: Stored, c: Ctx) -> object:
     """Evaluate one stored attribute in its own ad; a reference cycle gives UNDEFINED."""
     v = e.const
-    if v is not _NC:
+    if v is not NOT_CONST:
         return v
     fn = e.fn
     if fn is None:
         fn = e.compile()
         v = e.const
-        if v is not _NC:
+        if v is not NOT_CONST:
             return v
     k = id(e)
     busy = c.busy
