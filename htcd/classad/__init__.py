@@ -6,6 +6,7 @@ behaviour deliberately differs from HTCondor's C++ library.
 
 from __future__ import annotations
 
+from . import functions as _functions  # noqa: F401  (registers the built-in functions)
 from .ad import ClassAd, matches, parse_ad, parse_json_ad, parse_old_ad, parse_old_ads, rank, symmetric_match
 from .analyze import Analysis, analyze
 from .expr import ClassAdSyntaxError, Expr, parse_expr, unparse

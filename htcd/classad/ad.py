@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from .expr import (
-    _NC,
+    NOT_CONST,
     AdExpr,
     ClassAdSyntaxError,
     Ctx,
@@ -21,8 +21,9 @@ from .expr import (
     parse_expr,
     unparse_name,
 )
+from .nodes import NestedAd, set_ad_class
 from .ops import to_bool3
-from .values import ERROR, UNDEFINED, is_true, unparse_value
+from .values import ERROR, UNDEFINED, Value, is_true, unparse_value
 
 _PLAIN_REAL = re.compile(r"-?[0-9]+\.[0-9]+")
 
@@ -37,12 +38,13 @@ class _Entry:
         self.expr = expr
         self.text = text
         self.fn: Any = None
-        self.const: object = _NC
+        self.const: object = NOT_CONST
 
     def tree(self) -> Expr:
         e = self.expr
         if e is None:
-            e = self.expr = parse_expr(self.text)  # type: ignore[arg-type]
+            assert self.text is not None  # an entry holds its tree, its text or both
+            e = self.expr = parse_expr(self.text)
         return e
 
     def compile(self) -> Any:
@@ -54,7 +56,7 @@ class _Entry:
             self.fn = lambda s, c: ERROR
             return self.fn
         v = e.const_value()
-        if v is not _NC and type(v) is not list:
+        if v is not NOT_CONST and type(v) is not list:
             self.const = v
         self.fn = e.compiled()
         return self.fn
@@ -121,7 +123,7 @@ class ClassAd(MutableMapping[str, Expr]):
             return False
         return all(self.expr_text(e.name) == other.expr_text(e.name) for e in self._attrs.values())
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable; typeshed wants a method
 
     # -- API
     def set_expr(self, name: str, text: str) -> None:
@@ -197,7 +199,7 @@ class ClassAd(MutableMapping[str, Expr]):
             c._attrs[k] = n
         return c
 
-    def update(self, other: Any = (), /, **kw: Any) -> None:  # type: ignore[override]
+    def update(self, other: Any = (), /, **kw: Any) -> None:
         """Copy attributes from another ad (sharing trees and wire text) or a mapping."""
         if isinstance(other, ClassAd):
             for e in other._attrs.values():
@@ -257,6 +259,8 @@ class ClassAd(MutableMapping[str, Expr]):
         """HTCondor's JSON form: literals as JSON values, other expressions as "/Expr(...)/" strings."""
         return {e.name: _json_value(e.tree()) for e in self._attrs.values()}
 
+set_ad_class(ClassAd)
+
 
 def _json_value(x: Expr) -> Any:
     if isinstance(x, Literal):
@@ -268,7 +272,7 @@ def _json_value(x: Expr) -> Any:
     elif isinstance(x, ListExpr):
         return [_json_value(i) for i in x.items]
     elif isinstance(x, AdExpr):
-        return x.ad.to_json()
+        return _classad(x.ad).to_json()
     return "/Expr(" + str(x) + ")/"
 
 
@@ -279,6 +283,13 @@ def parse_ad(text: str) -> ClassAd:
     p = Parser(text)
     ad = p.parse_ad_body()
     p.expect_end()
+    return _classad(ad)
+
+
+def _classad(ad: NestedAd) -> ClassAd:
+    """A nested ad from the parser or a tree, as the ClassAd it is (nodes build them through the
+    class registered below, typed only by what nodes need of it)."""
+    assert isinstance(ad, ClassAd)
     return ad
 
 
@@ -305,7 +316,7 @@ def _old_attr(ad: ClassAd, n: int, line: str) -> None:
         col = (err.column or 1) + (len(line[:eq + 1]) + len(line[eq + 1:]) - len(line[eq + 1:].lstrip()))
         raise ClassAdSyntaxError(err.message, line=n, column=col) from None
     if name.startswith("'"):
-        name = Parser(name).next().value  # type: ignore[assignment]
+        name = Parser(name).next().value
     ad._set(name, expr, None)
 
 
@@ -341,8 +352,10 @@ def parse_json_ad(data: str | Mapping[str, Any]) -> ClassAd:
     if isinstance(data, str):
         try:
             data = json.loads(data)
-        except ValueError as err:
+        except json.JSONDecodeError as err:
             raise ClassAdSyntaxError(f"bad JSON: {err.msg}", line=err.lineno, column=err.colno) from None
+        except ValueError as err:  # not a decoding error: an integer too long to convert
+            raise ClassAdSyntaxError(f"bad JSON: {err}") from None
     if not isinstance(data, Mapping):
         raise ClassAdSyntaxError("expected a JSON object for a ClassAd")
     ad = ClassAd()
@@ -393,12 +406,12 @@ def rank(a: ClassAd, b: ClassAd) -> float:
     if e is None:
         return 0.0
     try:
-        v = eval_entry(a, e, Ctx(a, b))
+        v: Value = eval_entry(a, e, Ctx(a, b))
     except RecursionError:
         return 0.0
     t = type(v)
     if t is int or t is float or t is bool:
-        f = float(v)  # type: ignore[arg-type]
+        f = float(v)
         return f if f == f else 0.0
     return 0.0
 

@@ -33,7 +33,7 @@ from .expr import (
     Unary,
     unparse_name,
 )
-from .values import ERROR, UNDEFINED, is_true
+from .values import ERROR, UNDEFINED, Value, is_true
 
 _SCOPES = frozenset({"my", "target", "parent"})
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!=", "=?=": "=?=", "=!=": "=!="}
@@ -267,8 +267,8 @@ def _comparison(view: _JobView, reduced: Expr) -> tuple[str, str, object] | None
     return None
 
 
-def _number(v: object) -> float | int | None:
-    return v if type(v) in (int, float) else None  # type: ignore[return-value]
+def _number(v: Value) -> float | int | None:
+    return v if type(v) in (int, float) else None
 
 
 def _fmt(v: object) -> str:

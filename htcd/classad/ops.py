@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED, AbsTime, RelTime, wrap64
+from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED, AbsTime, RelTime, Value, wrap64
 
 _U64M = (1 << 64) - 1
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
@@ -19,7 +19,7 @@ def ascii_lower(s: str) -> str:
     return s.lower() if s.isascii() else s.translate(_ASCII_LOWER)
 
 
-def to_bool3(v: object) -> object:
+def to_bool3(v: Value) -> object:
     """Logical view of a value: True/False, UNDEFINED or ERROR (numbers count as nonzero-true)."""
     t = type(v)
     if t is bool:
@@ -31,7 +31,7 @@ def to_bool3(v: object) -> object:
     return ERROR
 
 
-def logic(lv: object, rthunk: Callable[[], object], stop: bool) -> object:
+def logic(lv: Value, rthunk: Callable[[], object], stop: bool) -> object:
     """Three-valued AND (``stop`` False) or OR (``stop`` True): the left side equal to ``stop``
     or ERROR decides without evaluating the right side."""
     lb = to_bool3(lv)
@@ -45,13 +45,13 @@ def logic(lv: object, rthunk: Callable[[], object], stop: bool) -> object:
     return UNDEFINED
 
 
-def _num(v: object) -> object:
+def as_number(v: Value) -> Value:
     """Numeric view for arithmetic: bool counts as int; None when not a number."""
     t = type(v)
     if t is int or t is float:
         return v
     if t is bool:
-        return int(v)  # type: ignore[arg-type]
+        return int(v)
     return None
 
 
@@ -93,34 +93,34 @@ def _imod(a: int, b: int) -> object:
     return -r if a < 0 else r
 
 
-def arith(op: str, a: object, b: object) -> object:
+def arith(op: str, a: Value, b: Value) -> object:
     """Binary + - * / % on any two values."""
     ta = type(a)
     tb = type(b)
     if ta is int and tb is int:
         if op == "+":
-            return wrap64(a + b)  # type: ignore[operator]
+            return wrap64(a + b)
         if op == "-":
-            return wrap64(a - b)  # type: ignore[operator]
+            return wrap64(a - b)
         if op == "*":
-            return wrap64(a * b)  # type: ignore[operator]
+            return wrap64(a * b)
         if op == "/":
-            return _idiv(a, b)  # type: ignore[arg-type]
-        return _imod(a, b)  # type: ignore[arg-type]
+            return _idiv(a, b)
+        return _imod(a, b)
     if a is ERROR or b is ERROR:
         return ERROR
     if a is UNDEFINED or b is UNDEFINED:
         return UNDEFINED
     if ta in (AbsTime, RelTime) or tb in (AbsTime, RelTime):
         return _time_arith(op, a, b)
-    x = _num(a)
-    y = _num(b)
+    x = as_number(a)
+    y = as_number(b)
     if x is None or y is None:
         return ERROR
     if type(x) is int and type(y) is int:
         return arith(op, x, y)
-    x = float(x)  # type: ignore[arg-type]
-    y = float(y)  # type: ignore[arg-type]
+    x = float(x)
+    y = float(y)
     if op == "+":
         return _real_result(x + y)
     if op == "-":
@@ -132,28 +132,28 @@ def arith(op: str, a: object, b: object) -> object:
     return ERROR
 
 
-def _time_arith(op: str, a: object, b: object) -> object:
+def _time_arith(op: str, a: Value, b: Value) -> object:
     ta = type(a)
     tb = type(b)
     if op == "+":
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.epoch + b.seconds, a.offset)  # type: ignore[attr-defined]
+            return AbsTime(a.epoch + b.seconds, a.offset)
         if ta is RelTime and tb is AbsTime:
-            return AbsTime(b.epoch + a.seconds, b.offset)  # type: ignore[attr-defined]
+            return AbsTime(b.epoch + a.seconds, b.offset)
         if ta is RelTime and tb is RelTime:
-            return RelTime(a.seconds + b.seconds)  # type: ignore[attr-defined]
+            return RelTime(a.seconds + b.seconds)
     if op == "-":
         if ta is AbsTime and tb is AbsTime:
-            return RelTime(a.epoch - b.epoch)  # type: ignore[attr-defined]
+            return RelTime(a.epoch - b.epoch)
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.epoch - b.seconds, a.offset)  # type: ignore[attr-defined]
+            return AbsTime(a.epoch - b.seconds, a.offset)
         if ta is RelTime and tb is RelTime:
-            return RelTime(a.seconds - b.seconds)  # type: ignore[attr-defined]
+            return RelTime(a.seconds - b.seconds)
     if op == "*" or op == "/":  # a duration scaled by a number
         if ta is RelTime and tb in (int, float):
-            r, k = a.seconds, b  # type: ignore[attr-defined]
+            r, k = a.seconds, b
         elif op == "*" and tb is RelTime and ta in (int, float):
-            r, k = b.seconds, a  # type: ignore[attr-defined]
+            r, k = b.seconds, a
         else:
             return ERROR
         if op == "/":
@@ -168,16 +168,16 @@ def _time_arith(op: str, a: object, b: object) -> object:
     return ERROR
 
 
-def _cmp_key(v: object) -> object:
+def _cmp_key(v: Value) -> Value:
     t = type(v)
     if t is AbsTime:
-        return v.epoch  # type: ignore[attr-defined]
+        return v.epoch
     if t is RelTime:
-        return v.seconds  # type: ignore[attr-defined]
+        return v.seconds
     return None
 
 
-def compare(op: str, a: object, b: object) -> object:
+def compare(op: str, a: Value, b: Value) -> object:
     """== != < <= > >= with HTCondor's rules: numbers promote, strings compare without case."""
     if a is ERROR or b is ERROR:
         return ERROR
@@ -186,11 +186,11 @@ def compare(op: str, a: object, b: object) -> object:
     ta = type(a)
     tb = type(b)
     if ta is str and tb is str:
-        x: object = ascii_lower(a)  # type: ignore[arg-type]
-        y: object = ascii_lower(b)  # type: ignore[arg-type]
+        x: Value = ascii_lower(a)
+        y: Value = ascii_lower(b)
     else:
-        x = _num(a)
-        y = _num(b)
+        x = as_number(a)
+        y = as_number(b)
         if x is None or y is None:
             if ta is tb and ta in (AbsTime, RelTime):
                 x = _cmp_key(a)
@@ -202,15 +202,15 @@ def compare(op: str, a: object, b: object) -> object:
     if op == "!=":
         return x != y
     if op == "<":
-        return x < y  # type: ignore[operator]
+        return x < y
     if op == "<=":
-        return x <= y  # type: ignore[operator]
+        return x <= y
     if op == ">":
-        return x > y  # type: ignore[operator]
-    return x >= y  # type: ignore[operator]
+        return x > y
+    return x >= y
 
 
-def identical(a: object, b: object) -> object:
+def identical(a: Value, b: Value) -> object:
     """=?= (is): same type and same value, strings case-sensitive, never UNDEFINED."""
     ta = type(a)
     if ta is not type(b):
@@ -218,11 +218,11 @@ def identical(a: object, b: object) -> object:
     if ta is list or hasattr(a, "_attrs"):
         return ERROR
     if ta is float:
-        return a == b or (math.isnan(a) and math.isnan(b))  # type: ignore[arg-type]
+        return a == b or (math.isnan(a) and math.isnan(b))
     return a == b or a is b
 
 
-def bitwise(op: str, a: object, b: object) -> object:
+def bitwise(op: str, a: Value, b: Value) -> object:
     """& | ^ << >> >>> on integers only."""
     if type(a) is int and type(b) is int:
         if op == "&":
@@ -244,7 +244,7 @@ def bitwise(op: str, a: object, b: object) -> object:
     return ERROR
 
 
-def unary(op: str, v: object) -> object:
+def unary(op: str, v: Value) -> object:
     """Unary - + ! ~."""
     t = type(v)
     if op == "!":
@@ -254,17 +254,17 @@ def unary(op: str, v: object) -> object:
             return v == 0
     elif op == "-":
         if t is int:
-            return wrap64(-v)  # type: ignore[operator]
+            return wrap64(-v)
         if t is float:
-            return -v  # type: ignore[operator]
+            return -v
         if t is RelTime:
-            return RelTime(-v.seconds)  # type: ignore[attr-defined]
+            return RelTime(-v.seconds)
     elif op == "+":
         if t is int or t is float or t is RelTime:
             return v
     elif op == "~":
         if t is int:
-            return ~v  # type: ignore[operator]
+            return ~v
     if v is UNDEFINED:
         return UNDEFINED
     return ERROR
@@ -281,5 +281,5 @@ BINARY_IMPL["=?="] = identical
 BINARY_IMPL["=!="] = lambda a, b: _negate(identical(a, b))
 
 
-def _negate(v: object) -> object:
+def _negate(v: Value) -> object:
     return v if v is ERROR else not v

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from htcd.classad import ClassAdSyntaxError, Expr, parse_expr
-from htcd.classad.expr import AttrRef, Select
+from .expr import ClassAdSyntaxError, Expr, parse_expr
+from .nodes import AttrRef, Select
 
 
 def _children(e: Any) -> Iterator[Any]:

@@ -7,9 +7,15 @@ them directly; only UNDEFINED, ERROR and the two time types need classes of thei
 from __future__ import annotations
 
 import math
+from typing import Any
 
 INT_MIN = -(1 << 63)
 INT_MAX = (1 << 63) - 1
+
+Value = Any
+"""An evaluated ClassAd value: bool, int, float, str, list, ClassAd, AbsTime, RelTime, UNDEFINED
+or ERROR.  Hot code tests ``t = type(v)`` once and branches on ``t``, which a type checker cannot
+narrow ``v`` through, so a value is typed Any and each branch relies on the type it tested."""
 _U64 = 1 << 64
 
 
@@ -133,11 +139,11 @@ def wrap64(n: int) -> int:
     return n - _U64 if n > INT_MAX else n
 
 
-def is_true(v: object) -> bool:
+def is_true(v: Value) -> bool:
     """True for boolean true or a nonzero number (how Requirements are judged); False otherwise."""
     t = type(v)
     if t is bool:
-        return v  # type: ignore[return-value]
+        return v
     if t is int or t is float:
         return v != 0
     return False
@@ -176,32 +182,35 @@ def quote_string_old(s: str) -> str:
     return '"' + s.replace('"', '\\"') + '"'
 
 
-def format_real(x: float) -> str:
-    """Reals as HTCondor's unparser prints them: %.15E, with 0.0 and the specials spelled out."""
+def _special_real(x: float) -> str | None:
+    """Zero, NaN and the infinities as both formats spell them; None for other reals."""
     if x == 0.0:
         return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
     if x != x:
         return 'real("NaN")'
     if x in (math.inf, -math.inf):
         return 'real("INF")' if x > 0 else 'real("-INF")'
-    return f"{x:.15E}"
+    return None
+
+
+def format_real(x: float) -> str:
+    """Reals as HTCondor's unparser prints them: %.15E, with 0.0 and the specials spelled out."""
+    special = _special_real(x)
+    return f"{x:.15E}" if special is None else special
 
 
 def format_real_old(x: float) -> str:
     """Reals as the old long format (condor_q -l) prints them: %.16G, always with a point or exponent."""
-    if x == 0.0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    if x != x:
-        return 'real("NaN")'
-    if x in (math.inf, -math.inf):
-        return 'real("INF")' if x > 0 else 'real("-INF")'
+    special = _special_real(x)
+    if special is not None:
+        return special
     s = f"{x:.16G}"
     if "." not in s and "E" not in s:
         s += ".0"
     return s
 
 
-def unparse_value(v: object, old: bool = False) -> str:
+def unparse_value(v: Value, old: bool = False) -> str:
     """Print an evaluated value as ClassAd text."""
     t = type(v)
     if t is bool:
@@ -209,9 +218,9 @@ def unparse_value(v: object, old: bool = False) -> str:
     if t is int:
         return str(v)
     if t is float:
-        return format_real_old(v) if old else format_real(v)  # type: ignore[arg-type]
+        return format_real_old(v) if old else format_real(v)
     if t is str:
-        return quote_string_old(v) if old else quote_string(v)  # type: ignore[arg-type]
+        return quote_string_old(v) if old else quote_string(v)
     if v is UNDEFINED:
         return "undefined"
     if v is ERROR:
@@ -219,11 +228,11 @@ def unparse_value(v: object, old: bool = False) -> str:
     if t is list:
         if not v:
             return "{  }"
-        return "{ " + ",".join(unparse_value(x, old) for x in v) + " }"  # type: ignore[union-attr]
+        return "{ " + ",".join(unparse_value(x, old) for x in v) + " }"
     if t is AbsTime:
-        return f'absTime("{v.text()}")'  # type: ignore[union-attr]
+        return f'absTime("{v.text()}")'
     if t is RelTime:
-        return f'relTime("{v.text()}")'  # type: ignore[union-attr]
+        return f'relTime("{v.text()}")'
     unparse = getattr(v, "_unparse", None)
     if unparse is not None:
         return unparse(old)

@@ -1,0 +1,127 @@
+"""Strings: strcat(), substr(), size(), case, strcmp(), splitUserName()/splitSlotName()."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import ops
+from ..registry import STRICT, Strict, strict
+from ..values import ERROR, UNDEFINED, Value
+from .convert import is_ad, to_string
+
+# ---------------------------------------------------------------- strings
+
+@strict("strcat")
+def _strcat(a: list[Value]) -> object:
+    parts = []
+    for v in a:
+        s = to_string(v)
+        if s is ERROR or s is UNDEFINED:
+            return s
+        parts.append(s)
+    return "".join(parts)
+
+
+@strict("substr")
+def _substr(a: list[Value]) -> object:
+    if len(a) not in (2, 3):
+        return ERROR
+    s = a[0]
+    if any(v is UNDEFINED for v in a):  # before ERROR: substr(undefined, error) is UNDEFINED in HTCondor
+        return UNDEFINED
+    if any(v is ERROR for v in a):
+        return ERROR
+    if type(s) is not str or any(type(v) is not int for v in a[1:]):
+        return ERROR
+    n = len(s)
+    off = a[1]
+    if off < 0:
+        off = max(n + off, 0)
+    if off > n:
+        return ""
+    if len(a) == 3:
+        ln = a[2]
+        end = off + ln if ln >= 0 else n + ln
+        end = min(end, n)
+        if end <= off:
+            return ""
+        return s[off:end]
+    return s[off:]
+
+
+@strict("size")
+def _size(a: list[Value]) -> object:
+    if len(a) != 1:
+        return ERROR
+    v = a[0]
+    t = type(v)
+    if t is str or t is list:
+        return len(v)
+    if is_ad(v):
+        return len(v._attrs)
+    if v is UNDEFINED:
+        return UNDEFINED
+    return ERROR
+
+
+def _case(conv: Callable[[str], str]) -> Strict:
+    def fn(a: list[Value]) -> object:
+        if len(a) != 1:
+            return ERROR
+        s = to_string(a[0])
+        if type(s) is not str:
+            return s
+        return conv(s)
+    return fn
+
+
+STRICT["toupper"] = _case(lambda s: s.upper() if s.isascii() else "".join(
+    ch.upper() if ch.isascii() else ch for ch in s))
+STRICT["tolower"] = _case(lambda s: ops.ascii_lower(s))
+
+
+def _strcmp_impl(fold: bool) -> Strict:
+    def fn(a: list[Value]) -> object:
+        if len(a) != 2:
+            return ERROR
+        x = to_string(a[0])
+        y = to_string(a[1])
+        for v in (x, y):
+            if v is ERROR:
+                return ERROR
+        for v in (x, y):
+            if v is UNDEFINED:
+                return UNDEFINED
+        if type(x) is not str or type(y) is not str:
+            return ERROR
+        if fold:
+            x = ops.ascii_lower(x)
+            y = ops.ascii_lower(y)
+        bx = x.encode("utf-8", "surrogateescape")
+        by = y.encode("utf-8", "surrogateescape")
+        return (bx > by) - (bx < by)
+    return fn
+
+
+STRICT["strcmp"] = _strcmp_impl(False)
+STRICT["stricmp"] = _strcmp_impl(True)
+
+
+# ---------------------------------------------------------------- names
+
+def _split_at(user_first: bool) -> Strict:
+    def fn(a: list[Value]) -> object:
+        if len(a) != 1:
+            return ERROR
+        s = a[0]
+        if type(s) is not str:
+            return ERROR
+        head, at, tail = s.partition("@")
+        if not at:
+            return [s, ""] if user_first else ["", s]
+        return [head, tail]
+    return fn
+
+
+STRICT["splitusername"] = _split_at(True)
+STRICT["splitslotname"] = _split_at(False)
