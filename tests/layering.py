@@ -62,8 +62,6 @@ LAYER_OF_PACKAGE = {
     **{name: DAEMON for name in DAEMON_PACKAGES},
 }
 DAEMON_HOSTS = {("startd", "starter")}  # (daemon, the package it runs in its own process)
-# Private names shared on purpose between two modules of one package: (importer, name).
-SHARED_PRIVATE = {("htcd.classad.ad", "htcd.classad.expr._NC")}  # the evaluator's "not a constant"
 CLIENT_ONLY = ("htcd.wire.client", "htcd.wire.framing")  # the CLI reaches these through htcd.client
 PLUGIN_API = ("htcd.hookspecs", "htcd.universe", "htcd.classad")  # as htcd/hookspecs.py says
 
@@ -168,9 +166,7 @@ def layer_of(module: str) -> tuple[int, str]:
 
 def violation(imp: Import) -> Violation | None:
     """The rule ``imp`` breaks, if any."""
-    if imp.name.startswith("_") and imp.name != "__version__" and (
-        (imp.module, f"{imp.target}.{imp.name}") not in SHARED_PRIVATE
-    ):
+    if imp.name.startswith("_") and imp.name != "__version__":
         return Violation(imp.module, f"{imp.target}.{imp.name}", "a private name stays in its module")
     src_layer, src_pkg = layer_of(imp.module)
     dst_layer, dst_pkg = layer_of(imp.target)
