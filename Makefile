@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 PYTHON ?= python3
 
-.PHONY: pool stop test test-pytest test-molecule test-all test-molecule-upgrade lint bench clean
+.PHONY: pool stop test test-fast test-pytest test-molecule test-all test-molecule-upgrade lint bench clean
 
 $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,12 @@ test: test-pytest test-molecule
 
 test-pytest: $(VENV)/.dev
 	$(PY) -m ruff check htcd plugins tests bench
-	$(PY) -m pytest -q
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q
+
+## test-fast: languages and units, no daemons, docker, ansible, fuzzing or slow tests (well under a minute)
+FAST_MARKS := not pool and not docker and not ansible and not fuzz and not slow
+test-fast: $(VENV)/.dev
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -q -m "$(FAST_MARKS)"
 
 ## test-molecule: site.yml on test hosts (molecule/testhosts.sh), idempotence, verify (needs root)
 test-molecule: $(VENV)/.dev

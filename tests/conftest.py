@@ -1,5 +1,6 @@
 """Session-wide guarantees: every test's pool lives under one temp root, and the run fails if
-any process, listening port or file is left behind."""
+any process, listening port or file is left behind.  Tests are marked by what they need (see
+``pytest_collection_modifyitems``) and hypothesis runs under the profile HYPOTHESIS_PROFILE names."""
 
 from __future__ import annotations
 
@@ -9,9 +10,49 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis_profiles
 import psutil
 import pytest
 from pooltools import Pool
+
+hypothesis_profiles.load()
+
+# Fixtures that start daemons: a test using one (directly or through another fixture) is `pool`.
+POOL_FIXTURES = frozenset({"pool", "make_pool", "module_pool", "toyd", "own_startd"})
+DOCKER_FIXTURES = frozenset({"docker_engine", "own_engine", "podman_engine"})
+# Directories whose every test needs one thing, whatever fixtures it uses.
+DIRECTORY_MARKS = {"ansible": "ansible", "docker": "docker", "fuzz": "fuzz"}
+TESTS = Path(__file__).parent
+
+
+def _marks_for(item: pytest.Item) -> set[str]:
+    """The marks a test needs, from where it lives, the fixtures it uses and how it is skipped."""
+    marks = set()
+    names = set(getattr(item, "fixturenames", ()))
+    if names & POOL_FIXTURES:
+        marks.add("pool")
+    if names & DOCKER_FIXTURES:
+        marks.add("docker")
+    try:
+        top = item.path.relative_to(TESTS).parts[0]
+    except ValueError:
+        top = ""
+    if top in DIRECTORY_MARKS:
+        marks.add(DIRECTORY_MARKS[top])
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        marks.add("fuzz")
+    if any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif")):
+        marks.add("root")
+    return marks
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test by what it needs, so ``-m "not pool"`` and friends select without anyone
+    remembering to mark a new test (a module may add marks of its own with ``pytestmark``)."""
+    for item in items:
+        have = {m.name for m in item.iter_markers()}
+        for name in sorted(_marks_for(item) - have):
+            item.add_marker(name)
 
 
 def _listening(pids: set[int]) -> set[tuple[str, int]]:
