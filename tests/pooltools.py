@@ -1,4 +1,7 @@
-"""Real personal pools in temp dirs for tests: start, drive with the real CLI, stop by PID."""
+"""Real personal pools in temp dirs for tests: start, drive with the real CLI, stop by PID.
+
+What tests poll (slots in the collector, job ids and attributes) is asked in this process with the
+project's wire client, as the CLI would ask it: a poll every 50 ms must not start an interpreter."""
 
 from __future__ import annotations
 
@@ -11,7 +14,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from htcd.config import Config
+    from htcd.wire.address import Address
+    from htcd.wire.client import Connection
 
 DEFAULT_KNOBS = {
     "NUM_CPUS": "2",
@@ -79,13 +87,77 @@ class Pool:
         if want:
             wait_for(lambda: len(self.slot_names()) >= want, 60, f"{want} slots in the collector\n"
                      f"{self.log('MasterLog')}")
-        wait_for(lambda: (self.local / "spool" / ".schedd_address").exists()
-                 or self.htcd("q", check=False).returncode == 0, 60, "the schedd")
+        wait_for(lambda: (self.local / "spool" / ".schedd_address").exists() or self._schedd_answers(),
+                 60, "the schedd")
         return self
 
+    def tool_config(self) -> Config:
+        """The config a tool run with this pool's environment reads (read afresh: tests reconfigure)."""
+        from htcd.config import load
+
+        return load("TOOL", env=self.env)
+
+    def _connect(self, cfg: Config, address: Address) -> Connection:
+        from htcd.wire.authn import ClientSecurity
+        from htcd.wire.client import Connection
+
+        return Connection(address, timeout=30, security=ClientSecurity.from_config(cfg, "CLIENT"))
+
+    def collector_ads(self, ad_type: str, projection: list[str] | None = None,
+                      constraint: str | None = None) -> list[dict[str, str]] | None:
+        """The collector's ads (wire form), from the first collector that answers, as `htcd status`
+        asks; None while none does (not started yet, or restarting)."""
+        from htcd.daemon import locate
+        from htcd.errors import UserError
+        from htcd.wire.errors import WireError
+
+        cfg = self.tool_config()
+        try:
+            addresses = locate.collectors(cfg)
+        except UserError:
+            return None
+        for address in addresses:
+            try:
+                with self._connect(cfg, address) as conn:
+                    return conn.call("QUERY_ADS", ad_type=ad_type, constraint=constraint, projection=projection,
+                                     limit=0)
+            except WireError:
+                continue
+        return None
+
     def slot_names(self) -> list[str]:
-        proc = self.htcd("status", "-af", "Name", check=False)
-        return proc.stdout.split() if proc.returncode == 0 else []
+        """Slot names in `htcd status` order; [] while the collector does not answer."""
+        from htcd.classad import ClassAd
+        from htcd.cli.status import sort_ads
+
+        wire = self.collector_ads("Machine", ["Name", "Machine"])
+        if not wire:
+            return []
+        return [str(ad.get_value("Name")) for ad in sort_ads([ClassAd.from_wire(w) for w in wire])]
+
+    def schedd_jobs(self, constraint: str | None, projection: list[str]) -> list[dict[str, str]]:
+        """Job ads (wire form) from this pool's schedd, in the order `htcd q` prints them; fails as
+        `htcd q` would exit non-zero when the schedd cannot be reached."""
+        from htcd.daemon import locate
+        from htcd.wire.errors import WireError
+
+        cfg = self.tool_config()
+        address = locate.local_daemon(cfg, "SCHEDD")
+        if address is None:
+            raise AssertionError(f"no schedd address file {cfg.get('SCHEDD_ADDRESS_FILE')}")
+        try:
+            with self._connect(cfg, address) as conn:
+                return [ad for chunk in conn.stream("QUERY_JOBS", constraint=constraint, projection=projection,
+                                                    limit=0) for ad in chunk]
+        except WireError as exc:
+            raise AssertionError(f"cannot query the schedd: {exc}") from None
+
+    def _schedd_answers(self) -> bool:
+        try:
+            self.schedd_jobs("false", ["ClusterId"])
+        except AssertionError:
+            return False
+        return True
 
     def daemon_pids(self) -> dict[str, int]:
         """Children of the master, by daemon name."""
@@ -132,11 +204,24 @@ class Pool:
         return int(out.split(".")[0])
 
     def job_ids(self) -> list[str]:
-        out = self.htcd("q", "-af", "ClusterId", "ProcId").stdout
-        return [".".join(line.split()) for line in out.splitlines() if line.strip()]
+        """What `htcd q -af ClusterId ProcId` lists, as "cluster.proc"."""
+        ads = self.schedd_jobs(None, ["ClusterId", "ProcId"])
+        return [f"{_af_text(ad, 'ClusterId')}.{_af_text(ad, 'ProcId')}" for ad in ads]
 
     def job_attr(self, job: str, attr: str) -> str:
-        return self.htcd("q", job, "-af", attr).stdout.strip()
+        """What `htcd q JOB -af ATTR` prints (a cluster: one line per job), stripped."""
+        cluster, _, proc = job.partition(".")
+        constraint = f"(ClusterId == {cluster} && ProcId == {proc})" if proc else f"ClusterId == {cluster}"
+        ads = self.schedd_jobs(f"({constraint})", [attr])
+        return "\n".join(_af_text(ad, attr) for ad in ads).strip()
+
+
+def _af_text(wire: dict[str, str], attr: str) -> str:
+    """An attribute of a job ad (wire form) as ``-af`` prints it: strings bare, else ClassAd text."""
+    from htcd.classad import ClassAd, unparse
+
+    value = ClassAd.from_wire(wire).eval_expr(attr)
+    return value if isinstance(value, str) else unparse(value)
 
 
 def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[int, str, str]:
