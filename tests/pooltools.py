@@ -6,7 +6,11 @@ project's wire client, as the CLI would ask it: a poll every 50 ms must not star
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
+import importlib.metadata
 import os
+import pkgutil
 import signal
 import subprocess
 import sys
@@ -227,9 +231,11 @@ def _af_text(wire: dict[str, str], attr: str) -> str:
 def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[int, str, str]:
     """Run ``htcd ARGV`` as ``uid`` in a forked child: the same code, but the daemons see another
     user on their socket (forked, not exec'd: the other user may not be able to read this
-    interpreter); (exit code, stdout, stderr).  Needs root."""
+    interpreter, nor the checkout, so the child imports nothing of its own, see
+    ``_load_everything``); (exit code, stdout, stderr).  Needs root."""
     from htcd.cli import main as cli
 
+    entry_points = _load_everything()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
     pid = os.fork()
@@ -238,6 +244,7 @@ def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = Non
         try:
             os.close(r_out)
             os.close(r_err)
+            _in_memory(entry_points)
             if cwd:
                 os.chdir(cwd)
             os.setgroups([])
@@ -264,6 +271,54 @@ def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = Non
         stdout, stderr = out.read(), err.read()
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), stdout, stderr
+
+
+_LOADED = False
+# Standard modules imported on first use (argparse: shutil for the width, getaddrinfo: idna); the
+# interpreter's own library may be out of the other user's reach too (a Python under /root).
+LAZY_STDLIB = ("shutil", "traceback", "encodings.idna", "getpass", "pwd", "grp", "json", "uuid", "secrets", "hmac", "tempfile")
+
+
+def _load_everything() -> importlib.metadata.EntryPoints:
+    """Import every htcd module and plugin while this process can read them, and return the entry
+    points: a child that has become another user may not be able to read the checkout, the
+    virtualenv or the interpreter's library (a checkout under a 0700 home), so whatever the CLI
+    would import there lazily must already be loaded, and the entry points already read."""
+    global _LOADED
+    found = importlib.metadata.entry_points()
+    if not _LOADED:
+        import htcd
+
+        for info in pkgutil.walk_packages(htcd.__path__, "htcd.", onerror=lambda name: None):
+            if not info.name.endswith("__main__"):
+                with contextlib.suppress(Exception):  # an optional dependency missing: not needed here
+                    importlib.import_module(info.name)
+        for name in LAZY_STDLIB:
+            importlib.import_module(name)
+        from htcd.config import table
+
+        table()  # the param table is read once per process
+        _LOADED = True
+    for ep in found.select(group="htcd"):
+        with contextlib.suppress(Exception):  # a broken plugin is the plugin manager's business
+            ep.load()
+    return found
+
+
+def _in_memory(found: importlib.metadata.EntryPoints) -> None:
+    """In a forked child about to become another user: ``importlib.metadata.entry_points`` answers
+    from ``found`` and the config templates are read now, since the dist-info files and the
+    template files may be out of that user's reach (the config reads a template file at every
+    ``use``, unless one of that name is registered in memory)."""
+    from htcd.config import _core
+
+    def entry_points(**params: Any) -> importlib.metadata.EntryPoints:
+        return found.select(**params) if params else found
+
+    importlib.metadata.entry_points = entry_points  # type: ignore[assignment]
+    for path in sorted(Path(_core._TEMPLATES).glob("*/*.conf")):
+        _core._REGISTERED.setdefault((path.parent.name, path.stem),
+                                     (path.parent.name.upper(), path.stem, path.read_text(encoding="utf-8")))
 
 
 class LoopThread:
