@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import hypothesis_profiles
@@ -46,13 +46,23 @@ def _marks_for(item: pytest.Item) -> set[str]:
     return marks
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# Tests sharing something of the host run one after another on one xdist worker (--dist loadgroup):
+# the test hosts' network namespaces, docker engines on the host's bridge, and what root changes
+# (users' files, cgroups).
+XDIST_GROUPS = {"ansible": "testhosts", "docker": "docker", "root": "host"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test by what it needs, so ``-m "not pool"`` and friends select without anyone
     remembering to mark a new test (a module may add marks of its own with ``pytestmark``)."""
+    xdist = config.pluginmanager.hasplugin("xdist")
     for item in items:
         have = {m.name for m in item.iter_markers()}
         for name in sorted(_marks_for(item) - have):
             item.add_marker(name)
+        group = next((g for mark, g in XDIST_GROUPS.items() if item.get_closest_marker(mark)), None)
+        if xdist and group and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def _listening(pids: set[int]) -> set[tuple[str, int]]:
@@ -148,3 +158,25 @@ def make_pool(pool_dir: Path) -> Iterator:
 @pytest.fixture
 def pool(make_pool) -> Pool:  # noqa: ANN001
     return make_pool()
+
+
+@pytest.fixture(scope="module")
+def module_pool(leak_check: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Pool]]:
+    """``make_pool`` for a whole module: pools started once and shared by its tests, for tests that
+    only read from them (a test that changes the pool gets its own, from ``make_pool``)."""
+    path = Path(tempfile.mkdtemp(prefix=request.module.__name__.rsplit(".", 1)[-1][:20] + "-", dir=leak_check))
+    pools: list[Pool] = []
+
+    def factory(knobs: dict[str, str] | None = None, config_text: str = "", slots: int | None = None) -> Pool:
+        pool = Pool(path / f"pool{len(pools)}", knobs, config_text)
+        pools.append(pool)
+        return pool.start(slots)
+
+    try:
+        yield factory
+    finally:
+        try:
+            for pool in pools:
+                pool.stop()
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
