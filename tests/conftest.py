@@ -46,9 +46,9 @@ def _marks_for(item: pytest.Item) -> set[str]:
     return marks
 
 
-# Tests sharing something of the host run one after another on one xdist worker (--dist loadgroup):
-# the test hosts' network namespaces, docker engines on the host's bridge, and what root changes
-# (users' files, cgroups).
+# With xdist (--dist loadgroup), a module's tests run on one worker, and tests sharing something of
+# the host run one after another on one worker: the test hosts' network namespaces, docker engines
+# on the host's bridge, and what root changes (users' files, cgroups).
 XDIST_GROUPS = {"ansible": "testhosts", "docker": "docker", "root": "host"}
 
 
@@ -60,9 +60,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         have = {m.name for m in item.iter_markers()}
         for name in sorted(_marks_for(item) - have):
             item.add_marker(name)
-        group = next((g for mark, g in XDIST_GROUPS.items() if item.get_closest_marker(mark)), None)
-        if xdist and group and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(group))
+        if xdist and not item.get_closest_marker("xdist_group"):
+            group = next((g for mark, g in XDIST_GROUPS.items() if item.get_closest_marker(mark)), None)
+            # else the module's own group: its module-scoped fixtures (pools, oracles) run once
+            item.add_marker(pytest.mark.xdist_group(group or item.nodeid.split("::", 1)[0]))
 
 
 def _listening(pids: set[int]) -> set[tuple[str, int]]:
