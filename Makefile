@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 PYTHON ?= python3
 
-.PHONY: pool stop test test-pytest test-molecule test-all test-molecule-upgrade lint bench clean
+.PHONY: pool stop test test-fast test-pytest test-molecule test-all test-molecule-upgrade lint bench clean
 
 $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,9 +32,17 @@ stop:
 ## test: the whole suite, then the molecule `default` scenario (a pool on four test hosts)
 test: test-pytest test-molecule
 
+# extra pytest flags, e.g. PYTEST_FLAGS="-n 2 --dist loadgroup" (pytest-xdist; see docs/testing.md)
+PYTEST_FLAGS ?=
+
 test-pytest: $(VENV)/.dev
 	$(PY) -m ruff check htcd plugins tests bench
-	$(PY) -m pytest -q
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q $(PYTEST_FLAGS)
+
+## test-fast: languages and units, no daemons, docker, ansible, fuzzing or slow tests (well under a minute)
+FAST_MARKS := not pool and not docker and not ansible and not fuzz and not slow
+test-fast: $(VENV)/.dev
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -q -m "$(FAST_MARKS)" $(PYTEST_FLAGS)
 
 ## test-molecule: site.yml on test hosts (molecule/testhosts.sh), idempotence, verify (needs root)
 test-molecule: $(VENV)/.dev

@@ -1,17 +1,69 @@
 """Session-wide guarantees: every test's pool lives under one temp root, and the run fails if
-any process, listening port or file is left behind."""
+any process, listening port or file is left behind.  Tests are marked by what they need (see
+``pytest_collection_modifyitems``) and hypothesis runs under the profile HYPOTHESIS_PROFILE names."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import hypothesis_profiles
 import psutil
 import pytest
 from pooltools import Pool
+
+hypothesis_profiles.load()
+
+# Fixtures that start daemons: a test using one (directly or through another fixture) is `pool`.
+POOL_FIXTURES = frozenset({"pool", "make_pool", "module_pool", "toyd", "own_startd"})
+DOCKER_FIXTURES = frozenset({"docker_engine", "own_engine", "podman_engine"})
+# Directories whose every test needs one thing, whatever fixtures it uses.
+DIRECTORY_MARKS = {"ansible": "ansible", "docker": "docker", "fuzz": "fuzz"}
+TESTS = Path(__file__).parent
+
+
+def _marks_for(item: pytest.Item) -> set[str]:
+    """The marks a test needs, from where it lives, the fixtures it uses and how it is skipped."""
+    marks = set()
+    names = set(getattr(item, "fixturenames", ()))
+    if names & POOL_FIXTURES:
+        marks.add("pool")
+    if names & DOCKER_FIXTURES:
+        marks.add("docker")
+    try:
+        top = item.path.relative_to(TESTS).parts[0]
+    except ValueError:
+        top = ""
+    if top in DIRECTORY_MARKS:
+        marks.add(DIRECTORY_MARKS[top])
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        marks.add("fuzz")
+    if any("root" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif")):
+        marks.add("root")
+    return marks
+
+
+# With xdist (--dist loadgroup), a module's tests run on one worker, and tests sharing something of
+# the host run one after another on one worker: the test hosts' network namespaces, docker engines
+# on the host's bridge, and what root changes (users' files, cgroups).
+XDIST_GROUPS = {"ansible": "testhosts", "docker": "docker", "root": "host"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test by what it needs, so ``-m "not pool"`` and friends select without anyone
+    remembering to mark a new test (a module may add marks of its own with ``pytestmark``)."""
+    xdist = config.pluginmanager.hasplugin("xdist")
+    for item in items:
+        have = {m.name for m in item.iter_markers()}
+        for name in sorted(_marks_for(item) - have):
+            item.add_marker(name)
+        if xdist and not item.get_closest_marker("xdist_group"):
+            group = next((g for mark, g in XDIST_GROUPS.items() if item.get_closest_marker(mark)), None)
+            # else the module's own group: its module-scoped fixtures (pools, oracles) run once
+            item.add_marker(pytest.mark.xdist_group(group or item.nodeid.split("::", 1)[0]))
 
 
 def _listening(pids: set[int]) -> set[tuple[str, int]]:
@@ -107,3 +159,25 @@ def make_pool(pool_dir: Path) -> Iterator:
 @pytest.fixture
 def pool(make_pool) -> Pool:  # noqa: ANN001
     return make_pool()
+
+
+@pytest.fixture(scope="module")
+def module_pool(leak_check: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Pool]]:
+    """``make_pool`` for a whole module: pools started once and shared by its tests, for tests that
+    only read from them (a test that changes the pool gets its own, from ``make_pool``)."""
+    path = Path(tempfile.mkdtemp(prefix=request.module.__name__.rsplit(".", 1)[-1][:20] + "-", dir=leak_check))
+    pools: list[Pool] = []
+
+    def factory(knobs: dict[str, str] | None = None, config_text: str = "", slots: int | None = None) -> Pool:
+        pool = Pool(path / f"pool{len(pools)}", knobs, config_text)
+        pools.append(pool)
+        return pool.start(slots)
+
+    try:
+        yield factory
+    finally:
+        try:
+            for pool in pools:
+                pool.stop()
+        finally:
+            shutil.rmtree(path, ignore_errors=True)

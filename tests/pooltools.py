@@ -1,9 +1,16 @@
-"""Real personal pools in temp dirs for tests: start, drive with the real CLI, stop by PID."""
+"""Real personal pools in temp dirs for tests: start, drive with the real CLI, stop by PID.
+
+What tests poll (slots in the collector, job ids and attributes) is asked in this process with the
+project's wire client, as the CLI would ask it: a poll every 50 ms must not start an interpreter."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
+import importlib.metadata
 import os
+import pkgutil
 import signal
 import subprocess
 import sys
@@ -11,7 +18,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from htcd.config import Config
+    from htcd.wire.address import Address
+    from htcd.wire.client import Connection
 
 DEFAULT_KNOBS = {
     "NUM_CPUS": "2",
@@ -79,13 +91,77 @@ class Pool:
         if want:
             wait_for(lambda: len(self.slot_names()) >= want, 60, f"{want} slots in the collector\n"
                      f"{self.log('MasterLog')}")
-        wait_for(lambda: (self.local / "spool" / ".schedd_address").exists()
-                 or self.htcd("q", check=False).returncode == 0, 60, "the schedd")
+        wait_for(lambda: (self.local / "spool" / ".schedd_address").exists() or self._schedd_answers(),
+                 60, "the schedd")
         return self
 
+    def tool_config(self) -> Config:
+        """The config a tool run with this pool's environment reads (read afresh: tests reconfigure)."""
+        from htcd.config import load
+
+        return load("TOOL", env=self.env)
+
+    def _connect(self, cfg: Config, address: Address) -> Connection:
+        from htcd.wire.authn import ClientSecurity
+        from htcd.wire.client import Connection
+
+        return Connection(address, timeout=30, security=ClientSecurity.from_config(cfg, "CLIENT"))
+
+    def collector_ads(self, ad_type: str, projection: list[str] | None = None,
+                      constraint: str | None = None) -> list[dict[str, str]] | None:
+        """The collector's ads (wire form), from the first collector that answers, as `htcd status`
+        asks; None while none does (not started yet, or restarting)."""
+        from htcd.daemon import locate
+        from htcd.errors import UserError
+        from htcd.wire.errors import WireError
+
+        cfg = self.tool_config()
+        try:
+            addresses = locate.collectors(cfg)
+        except UserError:
+            return None
+        for address in addresses:
+            try:
+                with self._connect(cfg, address) as conn:
+                    return conn.call("QUERY_ADS", ad_type=ad_type, constraint=constraint, projection=projection,
+                                     limit=0)
+            except WireError:
+                continue
+        return None
+
     def slot_names(self) -> list[str]:
-        proc = self.htcd("status", "-af", "Name", check=False)
-        return proc.stdout.split() if proc.returncode == 0 else []
+        """Slot names in `htcd status` order; [] while the collector does not answer."""
+        from htcd.classad import ClassAd
+        from htcd.cli.status import sort_ads
+
+        wire = self.collector_ads("Machine", ["Name", "Machine"])
+        if not wire:
+            return []
+        return [str(ad.get_value("Name")) for ad in sort_ads([ClassAd.from_wire(w) for w in wire])]
+
+    def schedd_jobs(self, constraint: str | None, projection: list[str]) -> list[dict[str, str]]:
+        """Job ads (wire form) from this pool's schedd, in the order `htcd q` prints them; fails as
+        `htcd q` would exit non-zero when the schedd cannot be reached."""
+        from htcd.daemon import locate
+        from htcd.wire.errors import WireError
+
+        cfg = self.tool_config()
+        address = locate.local_daemon(cfg, "SCHEDD")
+        if address is None:
+            raise AssertionError(f"no schedd address file {cfg.get('SCHEDD_ADDRESS_FILE')}")
+        try:
+            with self._connect(cfg, address) as conn:
+                return [ad for chunk in conn.stream("QUERY_JOBS", constraint=constraint, projection=projection,
+                                                    limit=0) for ad in chunk]
+        except WireError as exc:
+            raise AssertionError(f"cannot query the schedd: {exc}") from None
+
+    def _schedd_answers(self) -> bool:
+        try:
+            self.schedd_jobs("false", ["ClusterId"])
+        except AssertionError:
+            return False
+        return True
 
     def daemon_pids(self) -> dict[str, int]:
         """Children of the master, by daemon name."""
@@ -132,19 +208,34 @@ class Pool:
         return int(out.split(".")[0])
 
     def job_ids(self) -> list[str]:
-        out = self.htcd("q", "-af", "ClusterId", "ProcId").stdout
-        return [".".join(line.split()) for line in out.splitlines() if line.strip()]
+        """What `htcd q -af ClusterId ProcId` lists, as "cluster.proc"."""
+        ads = self.schedd_jobs(None, ["ClusterId", "ProcId"])
+        return [f"{_af_text(ad, 'ClusterId')}.{_af_text(ad, 'ProcId')}" for ad in ads]
 
     def job_attr(self, job: str, attr: str) -> str:
-        return self.htcd("q", job, "-af", attr).stdout.strip()
+        """What `htcd q JOB -af ATTR` prints (a cluster: one line per job), stripped."""
+        cluster, _, proc = job.partition(".")
+        constraint = f"(ClusterId == {cluster} && ProcId == {proc})" if proc else f"ClusterId == {cluster}"
+        ads = self.schedd_jobs(f"({constraint})", [attr])
+        return "\n".join(_af_text(ad, attr) for ad in ads).strip()
+
+
+def _af_text(wire: dict[str, str], attr: str) -> str:
+    """An attribute of a job ad (wire form) as ``-af`` prints it: strings bare, else ClassAd text."""
+    from htcd.classad import ClassAd, unparse
+
+    value = ClassAd.from_wire(wire).eval_expr(attr)
+    return value if isinstance(value, str) else unparse(value)
 
 
 def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[int, str, str]:
     """Run ``htcd ARGV`` as ``uid`` in a forked child: the same code, but the daemons see another
     user on their socket (forked, not exec'd: the other user may not be able to read this
-    interpreter); (exit code, stdout, stderr).  Needs root."""
+    interpreter, nor the checkout, so the child imports nothing of its own, see
+    ``_load_everything``); (exit code, stdout, stderr).  Needs root."""
     from htcd.cli import main as cli
 
+    entry_points = _load_everything()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
     pid = os.fork()
@@ -153,6 +244,7 @@ def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = Non
         try:
             os.close(r_out)
             os.close(r_err)
+            _in_memory(entry_points)
             if cwd:
                 os.chdir(cwd)
             os.setgroups([])
@@ -179,6 +271,54 @@ def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = Non
         stdout, stderr = out.read(), err.read()
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), stdout, stderr
+
+
+_LOADED = False
+# Standard modules imported on first use (argparse: shutil for the width, getaddrinfo: idna); the
+# interpreter's own library may be out of the other user's reach too (a Python under /root).
+LAZY_STDLIB = ("shutil", "traceback", "encodings.idna", "getpass", "pwd", "grp", "json", "uuid", "secrets", "hmac", "tempfile")
+
+
+def _load_everything() -> importlib.metadata.EntryPoints:
+    """Import every htcd module and plugin while this process can read them, and return the entry
+    points: a child that has become another user may not be able to read the checkout, the
+    virtualenv or the interpreter's library (a checkout under a 0700 home), so whatever the CLI
+    would import there lazily must already be loaded, and the entry points already read."""
+    global _LOADED
+    found = importlib.metadata.entry_points()
+    if not _LOADED:
+        import htcd
+
+        for info in pkgutil.walk_packages(htcd.__path__, "htcd.", onerror=lambda name: None):
+            if not info.name.endswith("__main__"):
+                with contextlib.suppress(Exception):  # an optional dependency missing: not needed here
+                    importlib.import_module(info.name)
+        for name in LAZY_STDLIB:
+            importlib.import_module(name)
+        from htcd.config import table
+
+        table()  # the param table is read once per process
+        _LOADED = True
+    for ep in found.select(group="htcd"):
+        with contextlib.suppress(Exception):  # a broken plugin is the plugin manager's business
+            ep.load()
+    return found
+
+
+def _in_memory(found: importlib.metadata.EntryPoints) -> None:
+    """In a forked child about to become another user: ``importlib.metadata.entry_points`` answers
+    from ``found`` and the config templates are read now, since the dist-info files and the
+    template files may be out of that user's reach (the config reads a template file at every
+    ``use``, unless one of that name is registered in memory)."""
+    from htcd.config import _core
+
+    def entry_points(**params: Any) -> importlib.metadata.EntryPoints:
+        return found.select(**params) if params else found
+
+    importlib.metadata.entry_points = entry_points  # type: ignore[assignment]
+    for path in sorted(Path(_core._TEMPLATES).glob("*/*.conf")):
+        _core._REGISTERED.setdefault((path.parent.name, path.stem),
+                                     (path.parent.name.upper(), path.stem, path.read_text(encoding="utf-8")))
 
 
 class LoopThread:

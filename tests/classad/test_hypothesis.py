@@ -20,10 +20,11 @@ classad2 = pytest.importorskip("classad2")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from hypothesis_profiles import scaled  # noqa: E402
 
 from htcd.classad import ClassAdSyntaxError, parse_ad, parse_expr, unparse  # noqa: E402
 
-EXAMPLES = {"eval": 7000, "ads": 2500, "parse": 2500, "unparse": 1000}
+EXAMPLES = {k: scaled(n) for k, n in {"eval": 7000, "ads": 2500, "parse": 2500, "unparse": 1000}.items()}
 
 INTS = ["0", "1", "2", "3", "7", "10", "100", "-1", "-5", "4611686018427387904", "9223372036854775807",
         "-9223372036854775808", "64", "63"]

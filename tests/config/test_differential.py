@@ -18,6 +18,8 @@ from htcd.config import ConfigError, load
 
 pytest.importorskip("htcondor2")
 
+pytestmark = pytest.mark.slow  # one HTCondor subprocess per layout, 150 of them
+
 _ORACLE = r"""
 import json, sys
 import htcondor2

@@ -11,13 +11,14 @@ from typing import Any
 import msgpack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import scaled
 
 from htcd.wire.errors import ProtocolError
 from htcd.wire.framing import MAX_DEPTH, Limits, decode_body, encode, frame_limit
 from htcd.wire.server import decode_paced, read_request
 
 COUNTS: dict[str, int] = {"decode_body": 0, "decode_paced": 0, "read_request": 0}
-FUZZ = settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=560)
+FUZZ = settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), max_examples=scaled(560))
 
 SAMPLES = [
     {"cmd": "SUBMIT", "args": {"cluster_id": 1, "cluster_ad": {"Cmd": '"/bin/true"'},
@@ -163,4 +164,4 @@ def test_nesting_limit_allows_real_requests_and_refuses_deeper() -> None:
 def test_zz_counts() -> None:
     """The number of inputs of this module's fuzz tests (run last in the module)."""
     print(f"frame fuzz inputs: {COUNTS}, total {sum(COUNTS.values())}")
-    assert sum(COUNTS.values()) == 0 or COUNTS["decode_body"] >= 10_000
+    assert sum(COUNTS.values()) == 0 or COUNTS["decode_body"] >= scaled(10_000)

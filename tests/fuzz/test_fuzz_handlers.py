@@ -14,6 +14,7 @@ import msgpack
 from fuzz.fuzztools import ATOMS, VALUES, RawConnection, requests_for, variants
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import scaled
 from pooltools import Pool, wait_for
 
 from htcd.wire import udp
@@ -25,7 +26,7 @@ DAEMONS = ("MASTER", "COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD")
 LOGS = {"MASTER": "MasterLog", "COLLECTOR": "CollectorLog", "NEGOTIATOR": "NegotiatorLog",
         "SCHEDD": "SchedLog", "STARTD": "StartLog"}
 BATCH = 12
-EXAMPLES = 100  # per daemon, each a batch of up to 12 generated requests and 12 variants of each
+EXAMPLES = scaled(100)  # per daemon, each a batch of up to 12 generated requests and 12 variants of each
 
 
 def _sockets(pool: Pool) -> dict[str, Path]:
@@ -117,7 +118,7 @@ def test_collector_survives_fuzzed_datagrams(pool: Pool) -> None:
                     st.binary(max_size=80).map(lambda b: udp.MAGIC + sid + b))
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        @settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+        @settings(max_examples=scaled(150), database=None, deadline=None, suppress_health_check=list(HealthCheck))
         @given(st.lists(payloads, min_size=20, max_size=20), st.lists(raw, min_size=20, max_size=20))
         def run(signed: list[dict[str, Any]], unsigned: list[bytes]) -> None:
             for message in signed:
@@ -139,7 +140,7 @@ def test_collector_survives_fuzzed_datagrams(pool: Pool) -> None:
     ad = wait_for(all_counted, 30, f"the collector to count {total} datagrams")
     assert int(ad["DatagramsDroppedMalformed"]) > 0 and int(ad["DatagramsAccepted" if "DatagramsAccepted" in ad
                                                                  else "DatagramsRejected"]) > 0
-    assert total >= 6000
+    assert total >= scaled(6000)
     conn = RawConnection(_sockets(pool)["COLLECTOR"])
     try:
         reply = conn.batch([{"cmd": "PING", "args": {}}])[0]
@@ -182,7 +183,7 @@ def test_handshakes_survive_fuzzed_hellos(pool: Pool) -> None:
     )
     counts = {"unix": 0, "tcp": 0, "refused": 0}
 
-    @settings(max_examples=300, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=scaled(300), database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(hellos, min_size=4, max_size=4))
     def run(datas: list[bytes]) -> None:
         for unix, tcp in targets.values():

@@ -15,6 +15,8 @@ from pooltools import clean_env, wait_for
 ROOT = Path(__file__).parents[2]
 BIN = Path(sys.executable).parent
 
+pytestmark = [pytest.mark.ansible, pytest.mark.pool, pytest.mark.slow]
+
 
 def _alive(pid: int) -> bool:
     try:

@@ -6,11 +6,8 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import shutil
-import tempfile
 import urllib.parse
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from pooltools import Pool, wait_for
@@ -20,15 +17,8 @@ KNOBS = {"COLLECTOR_METRICS_PORT": "0", "COLLECTOR_METRICS_ALLOW_READ": "127.0.0
 
 
 @pytest.fixture(scope="module")
-def pool(leak_check: Path) -> Iterator[Pool]:
-    root = Path(tempfile.mkdtemp(prefix="metrics-", dir=leak_check))
-    p = Pool(root / "pool", KNOBS)
-    try:
-        p.start()
-        yield p
-    finally:
-        p.stop()
-        shutil.rmtree(root, ignore_errors=True)
+def pool(module_pool: Callable[..., Pool]) -> Pool:
+    return module_pool(KNOBS)
 
 
 @pytest.fixture(scope="module")

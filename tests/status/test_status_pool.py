@@ -5,11 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from pooltools import Pool, run_as
@@ -20,15 +17,8 @@ NOBODY = 65534
 
 
 @pytest.fixture(scope="module")
-def pool(leak_check: Path) -> Iterator[Pool]:
-    root = Path(tempfile.mkdtemp(prefix="status-", dir=leak_check))
-    p = Pool(root / "pool")
-    try:
-        p.start()
-        yield p
-    finally:
-        p.stop()
-        shutil.rmtree(root, ignore_errors=True)
+def pool(module_pool: Callable[..., Pool]) -> Pool:
+    return module_pool()
 
 
 def lines(text: str) -> list[str]:

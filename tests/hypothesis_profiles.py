@@ -1,0 +1,25 @@
+"""Hypothesis profiles: ``ci`` runs the example counts the tests ask for, ``dev`` a tenth of them
+(a quick loop while editing).  Chosen by HYPOTHESIS_PROFILE; ``ci`` when it is unset, so a plain
+``pytest`` is as thorough as ``make test``."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+CI_EXAMPLES = 100  # hypothesis's own default: a test without max_examples runs as it always did
+
+
+def load() -> str:
+    settings.register_profile("ci", max_examples=CI_EXAMPLES)
+    settings.register_profile("dev", max_examples=CI_EXAMPLES // 10, deadline=None)
+    name = os.environ.get("HYPOTHESIS_PROFILE") or "ci"
+    settings.load_profile(name)
+    return name
+
+
+def scaled(examples: int) -> int:
+    """``examples`` (a test's count under ``ci``) scaled by the loaded profile: a test that sets
+    max_examples itself would otherwise override every profile."""
+    return max(1, examples * settings.default.max_examples // CI_EXAMPLES)
