@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from htcd.config import Config
-    from htcd.wire.address import Address
-    from htcd.wire.client import Connection
 
 DEFAULT_KNOBS = {
     "NUM_CPUS": "2",
@@ -101,33 +99,20 @@ class Pool:
 
         return load("TOOL", env=self.env)
 
-    def _connect(self, cfg: Config, address: Address) -> Connection:
-        from htcd.wire.authn import ClientSecurity
-        from htcd.wire.client import Connection
-
-        return Connection(address, timeout=30, security=ClientSecurity.from_config(cfg, "CLIENT"))
-
     def collector_ads(self, ad_type: str, projection: list[str] | None = None,
                       constraint: str | None = None) -> list[dict[str, str]] | None:
         """The collector's ads (wire form), from the first collector that answers, as `htcd status`
         asks; None while none does (not started yet, or restarting)."""
-        from htcd.daemon import locate
+        from htcd.client import collector
         from htcd.errors import UserError
-        from htcd.wire.errors import WireError
+        from htcd.wire.authn import ClientSecurity
 
         cfg = self.tool_config()
         try:
-            addresses = locate.collectors(cfg)
+            return collector.query_wire(cfg, ad_type, constraint, projection,
+                                        security=ClientSecurity.from_config(cfg, "CLIENT"))
         except UserError:
             return None
-        for address in addresses:
-            try:
-                with self._connect(cfg, address) as conn:
-                    return conn.call("QUERY_ADS", ad_type=ad_type, constraint=constraint, projection=projection,
-                                     limit=0)
-            except WireError:
-                continue
-        return None
 
     def slot_names(self) -> list[str]:
         """Slot names in `htcd status` order; [] while the collector does not answer."""
@@ -142,19 +127,20 @@ class Pool:
     def schedd_jobs(self, constraint: str | None, projection: list[str]) -> list[dict[str, str]]:
         """Job ads (wire form) from this pool's schedd, in the order `htcd q` prints them; fails as
         `htcd q` would exit non-zero when the schedd cannot be reached."""
-        from htcd.daemon import locate
-        from htcd.wire.errors import WireError
+        from htcd.client.schedd import ScheddClient
+        from htcd.errors import UserError
+        from htcd.wire import locate
+        from htcd.wire.authn import ClientSecurity
 
         cfg = self.tool_config()
         address = locate.local_daemon(cfg, "SCHEDD")
         if address is None:
             raise AssertionError(f"no schedd address file {cfg.get('SCHEDD_ADDRESS_FILE')}")
         try:
-            with self._connect(cfg, address) as conn:
-                return [ad for chunk in conn.stream("QUERY_JOBS", constraint=constraint, projection=projection,
-                                                    limit=0) for ad in chunk]
-        except WireError as exc:
-            raise AssertionError(f"cannot query the schedd: {exc}") from None
+            with ScheddClient(address, timeout=30, security=ClientSecurity.from_config(cfg, "CLIENT")) as schedd:
+                return [ad for chunk in schedd.query(constraint, projection) for ad in chunk]
+        except UserError as exc:
+            raise AssertionError(str(exc)) from None
 
     def _schedd_answers(self) -> bool:
         try:
@@ -235,7 +221,7 @@ def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = Non
     ``_load_everything``); (exit code, stdout, stderr).  Needs root."""
     from htcd.cli import main as cli
 
-    entry_points = _load_everything()
+    _load_everything()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
     pid = os.fork()
@@ -244,7 +230,6 @@ def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = Non
         try:
             os.close(r_out)
             os.close(r_err)
-            _in_memory(entry_points)
             if cwd:
                 os.chdir(cwd)
             os.setgroups([])
@@ -276,49 +261,32 @@ def run_as(uid: int, argv: list[str], env: dict[str, str], cwd: str | None = Non
 _LOADED = False
 # Standard modules imported on first use (argparse: shutil for the width, getaddrinfo: idna); the
 # interpreter's own library may be out of the other user's reach too (a Python under /root).
-LAZY_STDLIB = ("shutil", "traceback", "encodings.idna", "getpass", "pwd", "grp", "json", "uuid", "secrets", "hmac", "tempfile")
+LAZY_STDLIB = ("shutil", "traceback", "encodings.idna", "getpass", "pwd", "grp", "json", "uuid", "secrets", "hmac",
+               "tempfile")
 
 
-def _load_everything() -> importlib.metadata.EntryPoints:
-    """Import every htcd module and plugin while this process can read them, and return the entry
-    points: a child that has become another user may not be able to read the checkout, the
-    virtualenv or the interpreter's library (a checkout under a 0700 home), so whatever the CLI
-    would import there lazily must already be loaded, and the entry points already read."""
+def _load_everything() -> None:
+    """Load, while this process can read them, every htcd module, the plugins (the process's
+    plugin manager) and the shipped config templates: a child that has become another user may
+    not be able to read the checkout, the virtualenv or the interpreter's library (a checkout
+    under a 0700 home), so whatever the CLI would read there lazily must already be in memory."""
     global _LOADED
-    found = importlib.metadata.entry_points()
-    if not _LOADED:
-        import htcd
+    if _LOADED:
+        return
+    import htcd
+    from htcd.config import preload_templates, table
+    from htcd.plugins import get_plugin_manager
 
-        for info in pkgutil.walk_packages(htcd.__path__, "htcd.", onerror=lambda name: None):
-            if not info.name.endswith("__main__"):
-                with contextlib.suppress(Exception):  # an optional dependency missing: not needed here
-                    importlib.import_module(info.name)
-        for name in LAZY_STDLIB:
-            importlib.import_module(name)
-        from htcd.config import table
-
-        table()  # the param table is read once per process
-        _LOADED = True
-    for ep in found.select(group="htcd"):
-        with contextlib.suppress(Exception):  # a broken plugin is the plugin manager's business
-            ep.load()
-    return found
-
-
-def _in_memory(found: importlib.metadata.EntryPoints) -> None:
-    """In a forked child about to become another user: ``importlib.metadata.entry_points`` answers
-    from ``found`` and the config templates are read now, since the dist-info files and the
-    template files may be out of that user's reach (the config reads a template file at every
-    ``use``, unless one of that name is registered in memory)."""
-    from htcd.config import _core
-
-    def entry_points(**params: Any) -> importlib.metadata.EntryPoints:
-        return found.select(**params) if params else found
-
-    importlib.metadata.entry_points = entry_points  # type: ignore[assignment]
-    for path in sorted(Path(_core._TEMPLATES).glob("*/*.conf")):
-        _core._REGISTERED.setdefault((path.parent.name, path.stem),
-                                     (path.parent.name.upper(), path.stem, path.read_text(encoding="utf-8")))
+    for info in pkgutil.walk_packages(htcd.__path__, "htcd.", onerror=lambda name: None):
+        if not info.name.endswith("__main__"):
+            with contextlib.suppress(Exception):  # an optional dependency missing: not needed here
+                importlib.import_module(info.name)
+    for name in LAZY_STDLIB:
+        importlib.import_module(name)
+    table()  # the param table is read once per process
+    preload_templates()
+    get_plugin_manager()  # entry points read and plugins imported once per process
+    _LOADED = True
 
 
 class LoopThread:

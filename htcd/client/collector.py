@@ -7,6 +7,7 @@ from htcd.config import Config
 from htcd.errors import UserError
 from htcd.wire import locate
 from htcd.wire.address import Address
+from htcd.wire.authn import ClientSecurity
 from htcd.wire.client import Connection
 from htcd.wire.errors import RemoteError, WireError
 
@@ -17,14 +18,16 @@ def address(cfg: Config) -> Address:
 
 
 def query_wire(cfg: Config, ad_type: str, constraint: str | None = None,
-               projection: list[str] | None = None, limit: int = 0) -> list[dict[str, str]]:
+               projection: list[str] | None = None, limit: int = 0,
+               security: ClientSecurity | None = None) -> list[dict[str, str]]:
     """The matching ads as the collector sends them (attribute name -> expression text), with
     no ClassAd parsed: the fast path for tools that print plain projected values.  Tries each
-    collector of COLLECTOR_HOST in turn until one answers."""
+    collector of COLLECTOR_HOST in turn until one answers.  ``security``: this client's
+    credentials, when not the process's (a harness talking to several pools)."""
     problems = []
     for addr in locate.collectors(cfg):
         try:
-            with Connection(addr) as conn:
+            with Connection(addr, security=security) as conn:
                 return conn.call("QUERY_ADS", ad_type=ad_type, constraint=constraint, projection=projection,
                                  limit=limit)
         except RemoteError as exc:

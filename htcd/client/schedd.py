@@ -13,6 +13,7 @@ from htcd.config import Config
 from htcd.errors import UserError
 from htcd.wire import locate
 from htcd.wire.address import Address
+from htcd.wire.authn import ClientSecurity
 from htcd.wire.client import Connection
 from htcd.wire.errors import RemoteError, WireError
 
@@ -43,9 +44,10 @@ class Submitted:
 class ScheddClient:
     """One connection to a schedd; use as a context manager."""
 
-    def __init__(self, address: Address | str, timeout: float = SUBMIT_TIMEOUT) -> None:
+    def __init__(self, address: Address | str, timeout: float = SUBMIT_TIMEOUT,
+                 security: ClientSecurity | None = None) -> None:
         try:
-            self.conn = Connection(address, timeout=timeout)
+            self.conn = Connection(address, timeout=timeout, security=security)
         except WireError as exc:
             raise UserError(f"cannot reach the schedd: {exc}") from None
 

@@ -11,6 +11,7 @@ from htcd.config._core import (
     apply_template_args,
     known_templates,
     load,
+    preload_templates,
     register_templates,
     set_template_provider,
 )
@@ -19,5 +20,5 @@ from htcd.config._table import Param, table
 from htcd.config.conditionals import COMPAT_VERSION
 
 __all__ = ["COMPAT_VERSION", "EMBEDDED_DEFAULT", "MAX_INCLUDE_DEPTH", "Config", "ConfigError", "Param",
-           "apply_template_args", "known_templates", "load", "register_templates", "set_template_provider",
+           "apply_template_args", "known_templates", "load", "preload_templates", "register_templates", "set_template_provider",
            "split_top", "table"]

@@ -535,6 +535,24 @@ def _run_command(cmd: str) -> str:
 
 #: Templates added at run time by plugins: (category, name) in lower case -> (spelling, text).
 _REGISTERED: dict[tuple[str, str], tuple[str, str, str]] = {}
+#: Shipped templates read into memory by :func:`preload_templates`: (category, name) -> text.
+_PRELOADED: dict[tuple[str, str], str] = {}
+
+
+def preload_templates() -> int:
+    """Read every shipped template into memory, so that later ``use`` lines read no file.
+
+    For a process about to lose access to the installation: a forked child that becomes
+    another user, who may not be able to read a virtualenv under a private home directory.
+    Returns how many templates were read."""
+    for cat in os.listdir(_TEMPLATES):
+        folder = os.path.join(_TEMPLATES, cat)
+        if os.path.isdir(folder):
+            for fn in os.listdir(folder):
+                if fn.endswith(".conf"):
+                    with open(os.path.join(folder, fn), encoding="utf-8") as f:
+                        _PRELOADED[(cat, fn[:-5])] = f.read()
+    return len(_PRELOADED)
 
 
 def register_templates(category: str, name: str, text: str) -> None:
@@ -588,6 +606,9 @@ def _template(cat: str, name: str, source: str, line: int) -> str:
     registered = _REGISTERED.get((cat.lower(), name.lower()))
     if registered is not None:
         return registered[2]
+    preloaded = _PRELOADED.get((cat.lower(), name.lower()))
+    if preloaded is not None:
+        return preloaded
     path = os.path.join(_TEMPLATES, cat.lower(), name.lower() + ".conf")
     if "/" not in cat + name and os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
