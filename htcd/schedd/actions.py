@@ -14,6 +14,7 @@ from htcd.schedd.attrcheck import check_edit
 from htcd.schedd.events import EventBatch
 from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Cluster, Job, has_accounting_group
 from htcd.schedd.queue import JobId, update_procs
+from htcd.schedd.shadow import Shadow
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Request
 
@@ -164,8 +165,6 @@ class JobActions:
     async def cmd_vacate_jobs(self, req: Request) -> dict[str, Any]:
         """``htcd vacate_job``: running jobs leave their execute points and go back to idle (their
         claims are released); graceful (KillSig, then killed after the vacate time) or ``fast``."""
-        from htcd.schedd.shadow import Shadow  # (the shadow module needs this package's others first)
-
         schedd = self.schedd
         fast = req.arg_bool("fast")
         reason = str(req.arg_str("reason") or f"via htcd vacate_job{' -fast' if fast else ''} (by user "
