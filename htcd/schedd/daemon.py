@@ -25,7 +25,7 @@ from htcd.schedd.counters import Counters
 from htcd.schedd.events import EventLogs
 from htcd.schedd.groupcommit import GroupCommit
 from htcd.schedd.jobs import IDLE, RUNNING, Cluster, Job
-from htcd.schedd.lifecycle import CLAIM_ATTRS, JobLifecycle
+from htcd.schedd.lifecycle import JobLifecycle, forget_claim
 from htcd.schedd.local import LocalJobs, ap_universe
 from htcd.schedd.materialize import Materializer
 from htcd.schedd.negotiation import Negotiation
@@ -125,8 +125,7 @@ class Schedd(Daemon):
                 self._reconnects.append(job)
             elif job.status == RUNNING:  # its shadow died with the old schedd, and nothing can find it again
                 job.set(JobStatus=IDLE, LastJobStatus=RUNNING, EnteredCurrentStatus=now)
-                for k in CLAIM_ATTRS:
-                    job.proc.pop(k, None)
+                forget_claim(job)
                 requeued[job.id] = job.proc
             if "ClaimId" in job.proc:
                 self.store.durable_claims.add(job.id)
