@@ -75,6 +75,7 @@ class Import:
     line: int
     deferred: bool  # inside a function or an ``if TYPE_CHECKING:`` block
     name: str = ""  # the name taken by ``from target import name`` when it is no module
+    typing_only: bool = False  # inside an ``if TYPE_CHECKING:`` block: never run
 
 
 @dataclass(frozen=True)
@@ -115,30 +116,30 @@ def _imports_in(tree: ast.AST, module: str, is_package: bool, known: set[str]) -
         base = base[: len(base) - (node.level - 1)]
         return ".".join(base + ([node.module] if node.module else []))
 
-    def visit(node: ast.AST, deferred: bool) -> Iterator[Import]:
+    def visit(node: ast.AST, deferred: bool, typing: bool) -> Iterator[Import]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.Import):
                 for alias in child.names:
-                    yield Import(module, alias.name, child.lineno, deferred)
+                    yield Import(module, alias.name, child.lineno, deferred, typing_only=typing)
             elif isinstance(child, ast.ImportFrom):
                 source = resolve(child)
                 for alias in child.names:
                     sub = f"{source}.{alias.name}"
                     if sub in known:
-                        yield Import(module, sub, child.lineno, deferred)
+                        yield Import(module, sub, child.lineno, deferred, typing_only=typing)
                     else:
-                        yield Import(module, source, child.lineno, deferred, alias.name)
+                        yield Import(module, source, child.lineno, deferred, alias.name, typing)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                yield from visit(child, True)
+                yield from visit(child, True, typing)
             elif isinstance(child, ast.If) and _is_type_checking(child.test):
                 for stmt in child.body:
-                    yield from visit(ast.Module(body=[stmt], type_ignores=[]), True)
+                    yield from visit(ast.Module(body=[stmt], type_ignores=[]), True, True)
                 for stmt in child.orelse:
-                    yield from visit(ast.Module(body=[stmt], type_ignores=[]), deferred)
+                    yield from visit(ast.Module(body=[stmt], type_ignores=[]), deferred, typing)
             else:
-                yield from visit(child, deferred)
+                yield from visit(child, deferred, typing)
 
-    yield from visit(tree, False)
+    yield from visit(tree, False, False)
 
 
 def project_imports() -> list[Import]:
@@ -207,15 +208,21 @@ def violations() -> list[Violation]:
     return sorted(seen.values(), key=str)
 
 
-def import_cycles(include_deferred: bool = False) -> list[list[str]]:
-    """Strongly connected groups of modules importing each other (Tarjan), largest first.
+#: Which imports make an edge of the import graph: ``load`` those run when a module is loaded;
+#: ``run`` every import that ever runs (function-level ones too: a cycle hidden in a function
+#: is still two modules that need each other); ``typing`` also those for the type checker alone
+#: (a collaborator naming the class that holds it, which costs nothing at run time).
+CYCLE_KINDS = {"load": "at module level", "run": "with function-level imports",
+               "typing": "with TYPE_CHECKING imports too"}
 
-    Only imports run when a module is loaded count unless ``include_deferred``: a function-level
-    or TYPE_CHECKING import is how a cycle is deliberately broken.
-    """
+
+def import_cycles(kind: str = "load") -> list[list[str]]:
+    """Strongly connected groups of modules importing each other (Tarjan), largest first, counting
+    the imports of ``kind`` (a key of :data:`CYCLE_KINDS`)."""
     graph: dict[str, set[str]] = {module: set() for module in module_files()}
     for imp in project_imports():
-        if (include_deferred or not imp.deferred) and imp.target in graph and imp.target != imp.module:
+        counted = (not imp.deferred if kind == "load" else not imp.typing_only if kind == "run" else True)
+        if counted and imp.target in graph and imp.target != imp.module:
             graph[imp.module].add(imp.target)
 
     index: dict[str, int] = {}
@@ -268,10 +275,9 @@ def import_cycles(include_deferred: bool = False) -> list[list[str]]:
 def report() -> str:
     lines = [str(v) for v in violations()]
     lines.append(f"{len(lines)} layer violation(s)")
-    for deferred in (False, True):
-        cycles = import_cycles(include_deferred=deferred)
-        kind = "with function-level and TYPE_CHECKING imports" if deferred else "at module level"
-        lines.append(f"{len(cycles)} import cycle(s) {kind}")
+    for kind, said in CYCLE_KINDS.items():
+        cycles = import_cycles(kind)
+        lines.append(f"{len(cycles)} import cycle(s) {said}")
         lines.extend("  " + " <-> ".join(group) for group in cycles)
     return "\n".join(lines)
 

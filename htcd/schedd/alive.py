@@ -47,4 +47,4 @@ class KeepAlive:
             elif shadow.running:
                 renewed.append(shadow.job)
         if renewed:
-            self.schedd.lease_renewed(renewed, int(time.time()))
+            self.schedd.lifecycle.lease_renewed(renewed, int(time.time()))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from htcd.classad import ClassAd, ClassAdSyntaxError, is_true, parse_expr
+from htcd.classad import ClassAd, ClassAdSyntaxError, Expr, is_true, parse_expr
 from htcd.config import Config
 from htcd.wire.errors import CommandError
 
@@ -52,8 +52,8 @@ def _reason(config: Config, base: str, name: str, schedd_ad: ClassAd, job: Class
     return f"submit {kind} {name} is not satisfied"
 
 
-def _rules(config: Config, base: str) -> list[tuple[str, object, bool]]:
-    rules = []
+def _rules(config: Config, base: str) -> list[tuple[str, Expr, bool]]:
+    rules: list[tuple[str, Expr, bool]] = []
     for name in _names(config, f"{base}_NAMES"):
         text = config.get(f"{base}_{name}")
         if not text:
@@ -76,7 +76,7 @@ def check_requirements(config: Config, schedd_ad: ClassAd, jobs: Iterable[ClassA
     warnings: dict[str, str] = {}
     for job in jobs:
         for base, name, expr, warn in rules:
-            if is_true(schedd_ad.eval_expr(expr, job)):  # type: ignore[arg-type]
+            if is_true(schedd_ad.eval_expr(expr, job)):
                 continue
             reason = _reason(config, base, name, schedd_ad, job)
             if not warn:

@@ -47,7 +47,7 @@ def ap_universe(job: Job) -> str | None:
 
 
 class LocalShadow:
-    """What the schedd's lifecycle methods expect of a shadow, for a job run on the AP."""
+    """What the schedd's lifecycle expects of a shadow (``RunningShadow``), for a job run on the AP."""
 
     def __init__(self, runner: LocalJobs, job: Job) -> None:
         self.runner = runner
@@ -187,7 +187,7 @@ class LocalJobs:
     # -- running -------------------------------------------------------------------------
     def _context(self, job: Job) -> JobContext:
         iwd = str(job.get("Iwd", "") or "") or "/"
-        uid, gid = self.schedd._owner_ids(job.owner) if os.geteuid() == 0 else (None, None)
+        uid, gid = self.schedd.events.owner_ids(job.owner) if os.geteuid() == 0 else (None, None)
 
         def path(attr: str) -> str:
             value = str(job.get(attr, "") or "") or "/dev/null"
@@ -216,18 +216,19 @@ class LocalJobs:
 
     async def _run(self, job: Job, universe: str, shadow: LocalShadow) -> None:
         schedd, log = self.schedd, self.schedd.shadow_log
+        lifecycle = schedd.lifecycle
         try:
             try:
                 ctx = self._context(job)
                 running = await self._universe_for(universe).start(ctx)
             except (UniverseError, OSError) as exc:
                 job.matched = False
-                schedd.hold(job, f"Cannot start {universe} universe job: {exc}", code=HOLD_CODE_CANNOT_START)
+                lifecycle.hold(job, f"Cannot start {universe} universe job: {exc}", code=HOLD_CODE_CANNOT_START)
                 return
             shadow.running = running
             slot = ClassAd()
             slot["Name"] = schedd.name
-            schedd.job_started(job, slot, shadow)  # type: ignore[arg-type] - a shadow by its duck type
+            lifecycle.job_started(job, slot, shadow)
             log.info("(%s) %s universe job started on the access point (pid %s)", job.id_text, universe,
                      running.pgid)
             try:
@@ -244,11 +245,11 @@ class LocalJobs:
             result = {"exit_code": status.exit_code, "signal": status.signal, "user_cpu": status.user_cpu,
                       "sys_cpu": status.sys_cpu, "max_rss_kb": status.max_rss_kb}
             if job.status == HELD:
-                schedd.job_vacated(job)
+                lifecycle.job_vacated(job)
             elif job.removing:
-                schedd.finish_removal(job)
+                lifecycle.finish_removal(job)
             else:
-                schedd.job_exited(job, result, bytes_received=0, bytes_sent=0)
+                lifecycle.job_exited(job, result, bytes_received=0, bytes_sent=0)
             log.info("(%s) %s universe job ended: %s", job.id_text, universe,
                      f"signal {status.signal}" if status.by_signal else f"exit code {status.exit_code}")
         finally:

@@ -5,7 +5,7 @@ attributes are stored once, in ``clusters``, and each proc row holds only what d
 is the row's key).  One connection serves every thread: commits run in a worker thread (so the
 event loop keeps answering queries), and a lock keeps transactions from interleaving.
 
-What is committed when (the schedd, ``htcd/schedd/daemon.py``, decides; this module stores):
+What is committed when (the schedd, ``htcd/schedd/groupcommit.py``, decides; this module stores):
 
 * A change a client waits for (submit, rm, hold, release, qedit, spool, transfer_data) is
   committed -- in the same transaction as every job change made before it -- before the client
@@ -23,7 +23,7 @@ What is committed when (the schedd, ``htcd/schedd/daemon.py``, decides; this mod
   ended is RUNNING with its claim and is reconnected, or requeued when its startd no longer has
   it.  Its events may repeat; no job is lost.  Before a claim runs its next job, the change
   that took the claim off the previous job is committed (on the loop, at once, unless the shadow
-  awaited ``Schedd.claims_settled``), so a restarted schedd never reconnects a job to a run that
+  awaited ``claims_settled``), so a restarted schedd never reconnects a job to a run that
   is another job's.
 * A job that leaves the queue (completed, removed) is not deleted in the commit that records it:
   its row is marked ``gone`` with its final ad, and deleted by a later commit once its record is

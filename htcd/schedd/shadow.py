@@ -27,7 +27,7 @@ from htcd.wire.client import AsyncConnection
 from htcd.wire.errors import RemoteError, WireError
 
 if TYPE_CHECKING:
-    from htcd.schedd.daemon import Schedd
+    from htcd.schedd.shadow_api import ScheddForShadows
 
 # HTCondor's shadow exit codes (the schedd's view of how a job's run ended)
 JOB_EXITED = 100
@@ -42,7 +42,7 @@ DISCONNECTED = "Socket between submit and execute hosts closed unexpectedly"
 
 
 class Shadow:
-    def __init__(self, schedd: Schedd, job: Job, slot_ad: ClassAd, claim_id: str, preempt: Any = None) -> None:
+    def __init__(self, schedd: ScheddForShadows, job: Job, slot_ad: ClassAd, claim_id: str, preempt: Any = None) -> None:
         self.schedd = schedd
         self.job = job
         self.slot_ad = slot_ad
@@ -61,7 +61,7 @@ class Shadow:
         self.input: dict[str, Any] = {}  # the current job's input entries (big files go when asked)
 
     @classmethod
-    def for_reconnect(cls, schedd: Schedd, job: Job) -> Shadow:
+    def for_reconnect(cls, schedd: ScheddForShadows, job: Job) -> Shadow:
         """A shadow for a job the schedd found RUNNING at start-up: its claim from the job ad."""
         slot = ClassAd()
         slot["Name"] = str(job.get("RemoteHost", "") or "")
@@ -230,13 +230,15 @@ class Shadow:
         renewed = float(job.get("LastJobLeaseRenewal", 0) or job.get("JobCurrentStartDate", 0) or time.time())
         deadline = renewed + lease
         if lease <= 0 or not self.claim_id or not self.startd:
-            return self._reconnect_failed(job, "the job has no lease (JobLeaseDuration) or no claim to reconnect to")
+            self._reconnect_failed(job, "the job has no lease (JobLeaseDuration) or no claim to reconnect to")
+            return None
         self.log.info("(%s) Trying to reconnect to disconnected job (%s); its lease lasts until %s", job.id_text, why,
                       time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(deadline)))
         schedd.job_disconnected(job, why, self.slot_name, self.startd)
         while True:
             if time.time() >= deadline:
-                return self._reconnect_failed(job, "Job lease expired")
+                self._reconnect_failed(job, "Job lease expired")
+                return None
             await self._close()
             try:
                 self.log.info("(%s) Attempting to reconnect to %s %s (claim %s)", job.id_text, self.slot_name,
@@ -245,7 +247,8 @@ class Shadow:
                 return await self._follow(job, self.conn.stream("RECONNECT_JOB", timeout=None, claim_id=self.claim_id,
                                                                 job_id=job.id_text))
             except RemoteError as exc:
-                return self._reconnect_failed(job, str(exc))
+                self._reconnect_failed(job, str(exc))
+                return None
             except WireError as exc:
                 self.log.info("(%s) cannot reach %s: %s; trying again in %g s", job.id_text, self.slot_name, exc,
                               RECONNECT_RETRY)
@@ -257,7 +260,6 @@ class Shadow:
         self.log.info("(%s) Reconnect FAILED: %s", job.id_text, reason)
         self.schedd.reconnect_failed(job, reason, self.slot_name)
         self._exit(job, JOB_SHOULD_REQUEUE)
-        return None
 
     async def _ended(self, job: Job, result: dict[str, Any], files: dict[str, Any]) -> bool:
         """Record how the job's run ended; True when the claim may run another job.  Output the

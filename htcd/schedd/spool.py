@@ -139,7 +139,7 @@ class Spool:
         if not jobs:
             return f"cluster {cid} has no jobs in the queue"
         first = next(iter(jobs.values()))
-        if not self.schedd._may_act(req, first):
+        if not self.schedd.actions.may_act(req, first):
             return f"{req.identity} is not the owner ({first.owner}) of cluster {cid} or a queue superuser"
         if cid in self.uploading:
             return f"the input of cluster {cid} is being spooled already"
@@ -281,7 +281,7 @@ class Spool:
             attrs["ShouldTransferFiles"] = "YES"
             attrs.update(StageInStart=int(job.get("StageInStart", now) or now), StageInFinish=now)
             job.set(**attrs)
-            schedd._set_status(job, IDLE)
+            schedd.set_status(job, IDLE)
             for k in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
                 job.proc.pop(k, None)
         await asyncio.to_thread(schedd.queue.set_proc_ads, {j.id: j.proc for j in live})
@@ -318,7 +318,7 @@ class Spool:
         for job in [j for j in self.schedd.jobs.values() if j.status == COMPLETED]:
             if self.schedd.jobs.get(job.id) is job and not self.leave_in_queue(job):
                 self.schedd.log.info("job %s: LeaveJobInQueue is false now; it leaves the queue", job.id_text)
-                self.schedd._leave_queue(job)
+                self.schedd.leave_queue(job)
 
     def forget(self, job: Job) -> None:
         """The job left the queue: its spool directory goes (and the cluster's, with its last job)."""
@@ -350,13 +350,13 @@ class Spool:
                 raise CommandError("TRANSFER_DATA: fetched must be a list of job ids", "BAD_REQUEST")
             return await self._fetched(req, fetched)
         schedd = self.schedd
-        selected = await schedd._select(req)
+        selected = await schedd.actions.select(req)
         skipped: dict[str, str] = {}
         sent: list[str] = []
         files = size = 0
         now = int(time.time())
         for job in selected:
-            if not schedd._may_act(req, job):
+            if not schedd.actions.may_act(req, job):
                 skipped[job.id_text] = f"denied: {req.identity} is not the owner ({job.owner}) or a queue superuser"
                 continue
             if not is_spooled(job) or "StageInFinish" not in job.proc:
@@ -403,11 +403,11 @@ class Spool:
         for text in ids:
             c, _, p = text.partition(".")
             job = schedd.jobs.get((int(c), int(p))) if c.isdigit() and p.isdigit() else None
-            if job is None or not schedd._may_act(req, job) or job.status != COMPLETED or not is_spooled(job):
+            if job is None or not schedd.actions.may_act(req, job) or job.status != COMPLETED or not is_spooled(job):
                 continue
             job.set(StageOutFinish=now, LeaveJobInQueue=False)
-            schedd._persist(job)
-            schedd._leave_queue(job)
+            schedd.store.persist(job)
+            schedd.leave_queue(job)
             done.append(text)
         return {"jobs": done}
 

@@ -122,8 +122,8 @@ def slot_ad(startd: Startd, slot: Slot, policy: bool = False) -> ClassAd:
 
 def _policy(startd: Startd, slot: Slot, ad: ClassAd, full: bool) -> None:
     job = slot.claim.job_ad if slot.claim is not None else None
-    startd.policy.add_to(ad, job)
-    drain = startd.drain
+    startd.slot_policy.add_to(ad, job)
+    drain = startd.draining.current
     if drain is not None and drain.start is not None and not drain.completed:
         ad.set_expr("START", drain.start)  # -start: what the machine takes while draining
     elif drain is not None:
@@ -133,12 +133,12 @@ def _policy(startd: Startd, slot: Slot, ad: ClassAd, full: bool) -> None:
         ad["Requirements"] = False  # HTCondor: not available for further matches
     else:
         ad.set_expr("Requirements", "START && WithinResourceLimits")
-    ad["IsOwner"] = bool(startd.policy.truth(ad, "IS_OWNER", None)[0])
+    ad["IsOwner"] = bool(startd.slot_policy.truth(ad, "IS_OWNER", None)[0])
     if full:
         return
-    for attr in list(states.POLICY_KNOBS.values()):
-        if attr[0] not in ("START", "RANK", *_PUBLISHED_POLICY):
-            del ad[attr[0]]
+    for knob in list(states.POLICY_KNOBS.values()):
+        if knob[0] not in ("START", "RANK", *_PUBLISHED_POLICY):
+            del ad[knob[0]]
     for attr in ("Start", "Rank"):  # published with HTCondor's spelling
         text = ad.expr_text(attr)
         del ad[attr]
@@ -195,17 +195,17 @@ def _accounting(job: ClassAd, ad: ClassAd) -> None:
 
 
 def _drain(startd: Startd, slot: Slot, ad: ClassAd) -> None:
-    drain = startd.drain
+    drain = startd.draining.current
     if drain is not None:
         ad["Draining"] = True
         ad["DrainingRequestId"] = drain.request_id
         if drain.reason:
             ad["DrainReason"] = drain.reason
-    if startd.last_drain_start:
-        ad["LastDrainStartTime"] = startd.last_drain_start
-    if startd.last_drain_stop:
-        ad["LastDrainStopTime"] = startd.last_drain_stop
-    graceful, quick, graceful_badput, quick_badput = startd.drain_estimates
+    if startd.draining.last_start:
+        ad["LastDrainStartTime"] = startd.draining.last_start
+    if startd.draining.last_stop:
+        ad["LastDrainStopTime"] = startd.draining.last_stop
+    graceful, quick, graceful_badput, quick_badput = startd.draining.estimates
     ad["ExpectedMachineGracefulDrainingCompletion"] = graceful
     ad["ExpectedMachineQuickDrainingCompletion"] = quick
     ad["ExpectedMachineGracefulDrainingBadput"] = graceful_badput

@@ -94,27 +94,30 @@ class JobRun:
             self.followers -= 1
 
 
-class ClaimCommands:
-    """The startd's claim commands and leases (a mixin of ``Startd``)."""
+class Claims:
+    """The startd's claim commands and leases (the startd holds one: ``Startd.claims``)."""
 
-    def _claims_by_id(self: Startd) -> dict[str, Slot]:
-        return {s.claim.id: s for s in self.all_slots() if s.claim is not None}
+    def __init__(self, startd: Startd) -> None:
+        self.startd = startd
 
-    def claim_lease(self: Startd, alive_interval: Any) -> float:
+    def _claims_by_id(self) -> dict[str, Slot]:
+        return {s.claim.id: s for s in self.startd.all_slots() if s.claim is not None}
+
+    def claim_lease(self, alive_interval: Any) -> float:
         """ALIVE_INTERVAL (the schedd's, from its claim request) * MAX_CLAIM_ALIVES_MISSED."""
         try:
             interval = float(alive_interval)
         except (TypeError, ValueError):
             return 0.0
-        return max(0.0, interval) * max(1, self.config.get_int("MAX_CLAIM_ALIVES_MISSED", 6))
+        return max(0.0, interval) * max(1, self.startd.config.get_int("MAX_CLAIM_ALIVES_MISSED", 6))
 
-    def watch_connection(self: Startd, slot: Slot, claim: Claim, conn: Connection) -> None:
+    def watch_connection(self, slot: Slot, claim: Claim, conn: Connection) -> None:
         """From now on ``conn`` is the claim's connection to its schedd."""
         claim.conn = conn
         claim.connected = True
-        conn.on_close.append(lambda: self._claim_connection_closed(slot, claim, conn))
+        conn.on_close.append(lambda: self.connection_closed(slot, claim, conn))
 
-    async def cmd_alive(self: Startd, req: Request) -> dict[str, Any]:
+    async def cmd_alive(self, req: Request) -> dict[str, Any]:
         """The schedd's keep-alive for the claims it holds here; answers those it does not hold."""
         held = self._claims_by_id()
         unknown = []
@@ -126,7 +129,7 @@ class ClaimCommands:
                 slot.claim.renew()
         return {"unknown": unknown}
 
-    async def follow_run(self: Startd, req: Request, slot: Slot, claim: Claim, run: JobRun,
+    async def follow_run(self, req: Request, slot: Slot, claim: Claim, run: JobRun,
                          first: dict[str, Any] | None = None) -> dict[str, Any]:
         """A shadow follows ``run``; the final reply is the job's result (delivered: forgotten)."""
         try:
@@ -137,23 +140,23 @@ class ClaimCommands:
         if claim.run is run:
             claim.run = None
         claim.renew()
-        self.outgoing.delivered(result)  # its streamed output waits a while for FETCH_OUTPUT
+        self.startd.outgoing.delivered(result)  # its streamed output waits a while for FETCH_OUTPUT
         return result
 
-    async def run_job(self: Startd, slot: Slot, claim: Claim, run: JobRun) -> None:
+    async def run_job(self, slot: Slot, claim: Claim, run: JobRun) -> None:
         """The starter's whole run; its result goes to whoever follows, or waits for the lease."""
         result: dict[str, Any] = {}
         try:
             result = await run.starter.run()
         except Exception as exc:  # a starter bug must not leave the slot busy forever
-            self.log.exception("%s: the starter of job %s failed", slot.short_name, run.job_id)
+            self.startd.log.exception("%s: the starter of job %s failed", slot.short_name, run.job_id)
             result = {"error": f"the starter failed: {exc}"}
         finally:
             evicted = slot.evicting
-            self._job_ended(slot)
+            self.startd.job_ended(slot)
         staged = result.pop("staged_output", None)
         if staged:  # output too big for the reply: kept for the shadow's FETCH_OUTPUT
-            result["output_stream"] = self.outgoing.add(staged, run.lease + outgoing.KEEP)
+            result["output_stream"] = self.startd.outgoing.add(staged, run.lease + outgoing.KEEP)
         if evicted and not result.get("error"):
             result["evicted"] = evicted
         if claim.closed or slot.claim is not claim:
@@ -163,36 +166,36 @@ class ClaimCommands:
             return
         if result.get("claim_closed") or claim.run is not run:
             claim.run = None if claim.run is run else claim.run
-            self.outgoing.forget(result)
-            self.log.info("%s: job %s ended with no shadow connected and its claim is over: its result is "
+            self.startd.outgoing.forget(result)
+            self.startd.log.info("%s: job %s ended with no shadow connected and its claim is over: its result is "
                           "dropped", slot.short_name, run.job_id)
             return
-        self.log.info("%s: job %s ended while its shadow is away; its result is kept for the job lease "
+        self.startd.log.info("%s: job %s ended while its shadow is away; its result is kept for the job lease "
                       "(%g s)", slot.short_name, run.job_id, run.lease)
 
-    def run_unfollowed(self: Startd, slot: Slot, claim: Claim, run: JobRun) -> None:
+    def run_unfollowed(self, slot: Slot, claim: Claim, run: JobRun) -> None:
         """The shadow's connection closed under a run: keep it for the job lease, or (no lease)
         end it now."""
         if run.followers or claim.run is not run or slot.claim is not claim:
             return
         if run.lease <= 0:
             claim.run = None
-            self.release(slot, "the schedd's claim connection closed and the job has no lease", kill=True)
+            self.startd.release(slot, "the schedd's claim connection closed and the job has no lease", kill=True)
             return
         if not run.away_since:
             run.away_since = time.monotonic()
-            self.log.info("%s: the shadow of job %s went away; the job lease (JobLeaseDuration = %g) keeps the "
+            self.startd.log.info("%s: the shadow of job %s went away; the job lease (JobLeaseDuration = %g) keeps the "
                           "job %s", slot.short_name, run.job_id, run.lease,
                           "running" if run.result is None else "result")
         self._arm_lease(slot, claim, run)
 
-    def _arm_lease(self: Startd, slot: Slot, claim: Claim, run: JobRun) -> None:
+    def _arm_lease(self, slot: Slot, claim: Claim, run: JobRun) -> None:
         if run.timer is not None:
             run.timer.cancel()
         due = max(run.away_since, claim.renewed) + run.lease - time.monotonic()
         run.timer = asyncio.get_running_loop().call_later(max(0.0, due) + 0.01, self._lease_due, slot, claim, run)
 
-    def _lease_due(self: Startd, slot: Slot, claim: Claim, run: JobRun) -> None:
+    def _lease_due(self, slot: Slot, claim: Claim, run: JobRun) -> None:
         run.timer = None
         if run.followers or claim.run is not run or slot.claim is not claim:
             return
@@ -202,14 +205,14 @@ class ClaimCommands:
         claim.run = None
         if run.result is None:
             why = f"the job lease of job {run.job_id} expired (JobLeaseDuration = {run.lease:g}) with no shadow"
-            self.log.info("%s: %s: killing the job", slot.short_name, why)
+            self.startd.log.info("%s: %s: killing the job", slot.short_name, why)
         else:
             why = f"the result of job {run.job_id} waited the job lease ({run.lease:g} s) for its shadow"
-            self.log.info("%s: %s: dropping it", slot.short_name, why)
-            self.outgoing.forget(run.result)
-        self.release(slot, why, kill=True)
+            self.startd.log.info("%s: %s: dropping it", slot.short_name, why)
+            self.startd.outgoing.forget(run.result)
+        self.startd.release(slot, why, kill=True)
 
-    def _claim_connection_closed(self: Startd, slot: Slot, claim: Claim, conn: Connection | None = None) -> None:
+    def connection_closed(self, slot: Slot, claim: Claim, conn: Connection | None = None) -> None:
         """The schedd's claim connection ended: a running job (or its unread result) waits for the
         job lease; an idle claim ends now (no restarted schedd knows of it)."""
         if slot.claim is not claim or (conn is not None and claim.conn is not conn):
@@ -219,12 +222,12 @@ class ClaimCommands:
         if run is not None:
             self.run_unfollowed(slot, claim, run)
             return
-        self.release(slot, "the schedd's claim connection closed", kill=True)
+        self.startd.release(slot, "the schedd's claim connection closed", kill=True)
 
-    async def cmd_reconnect_job(self: Startd, req: Request) -> dict[str, Any]:
+    async def cmd_reconnect_job(self, req: Request) -> dict[str, Any]:
         """A shadow (after a schedd restart) presents the claim id of a running job: it gets the
         run's stream from where it is, or the kept result at once."""
-        slot = self._slot_for_claim(req.arg_str("claim_id", required=True))
+        slot = self.startd.slot_for_claim(req.arg_str("claim_id", required=True))
         claim = slot.claim
         assert claim is not None
         run = claim.run
@@ -236,26 +239,26 @@ class ClaimCommands:
             raise CommandError(f"{slot.name} runs job {run.job_id} on that claim, not job {wanted}", "NO_JOB")
         claim.renew()
         self.watch_connection(slot, claim, req.conn)
-        self.log.info("%s: the shadow of job %s reconnected (%s)", slot.short_name, run.job_id, req.identity)
+        self.startd.log.info("%s: the shadow of job %s reconnected (%s)", slot.short_name, run.job_id, req.identity)
         usage = run.starter.usage(fresh=False) if run.result is None else {}
-        first = {"update": "reconnected", "slot_ad": slot_ad(self, slot).to_wire(), "claim_id": claim.id,
-                 "starter": str(self.server.address), "usage": usage}
+        first = {"update": "reconnected", "slot_ad": slot_ad(self.startd, slot).to_wire(), "claim_id": claim.id,
+                 "starter": str(self.startd.server.address), "usage": usage}
         return await self.follow_run(req, slot, claim, run, first)
 
-    async def cmd_vacate_claims(self: Startd, req: Request) -> dict[str, Any]:
+    async def cmd_vacate_claims(self, req: Request) -> dict[str, Any]:
         """``htcd vacate``: end the claims of the named slots (every slot by default); their jobs
         are vacated (KillSig, then killed after MachineMaxVacateTime) or, ``fast``, killed."""
         names = {n.lower() for n in req.arg_list("slots", str)}
         fast = req.arg_bool("fast")
-        chosen = [s for s in self.all_slots() if s.claim is not None
+        chosen = [s for s in self.startd.all_slots() if s.claim is not None
                   and (not names or s.name.lower() in names or s.short_name.lower() in names)]
         why = f"vacated by {req.identity} (htcd vacate{' -fast' if fast else ''})"
         for slot in chosen:
-            self.log.info("%s: %s", slot.short_name, why)
-            self.release(slot, why, kill=fast)
+            self.startd.log.info("%s: %s", slot.short_name, why)
+            self.startd.release(slot, why, kill=fast)
         return {"vacated": [s.name for s in chosen]}
 
-    async def cmd_match_info(self: Startd, req: Request) -> dict[str, Any]:
+    async def cmd_match_info(self, req: Request) -> dict[str, Any]:
         """The negotiator matched these slots (by their offered claim ids): an Unclaimed one goes
         Matched until the schedd's claim request, or back after MATCH_TIMEOUT.  Ids of slots
         claimed since (a stale match) are skipped, and a partitionable slot stays Unclaimed: its
@@ -263,22 +266,22 @@ class ClaimCommands:
         matched = []
         for claim_id in req.arg_list("claim_ids", str):
             try:
-                slot = self._slot_for_offer(claim_id)
+                slot = self.startd.slot_for_offer(claim_id)
             except CommandError:
                 continue
             if slot.kind == PARTITIONABLE or slot.state != UNCLAIMED:
                 continue
-            self.apply(slot, states.Transition(MATCHED, IDLE, f"matched by the negotiator ({req.identity})"))
+            self.startd.apply(slot, states.Transition(MATCHED, IDLE, f"matched by the negotiator ({req.identity})"))
             matched.append(slot.name)
         if matched:
-            asyncio.get_running_loop().call_later(self.match_timeout + 0.05, self.evaluate_soon)
-            self.publish_soon()
+            asyncio.get_running_loop().call_later(self.startd.match_timeout + 0.05, self.startd.evaluate_soon)
+            self.startd.publish_soon()
         return {"matched": matched}
 
-    async def cmd_deactivate_claim(self: Startd, req: Request) -> str:
+    async def cmd_deactivate_claim(self, req: Request) -> str:
         """Stop the job of a claim; the claim stays.  ``graceful``: the job's KillSig first, SIGKILL
         after its vacate time; ``evict``: the result says the job was evicted (it goes back to idle)."""
-        slot = self._slot_for_claim(req.arg_str("claim_id", required=True))
+        slot = self.startd.slot_for_claim(req.arg_str("claim_id", required=True))
         starter = slot.starter
         if starter is None:
             return "ok"
@@ -289,31 +292,31 @@ class ClaimCommands:
         if req.arg_bool("evict"):
             slot.evicting = why
         if req.arg_bool("graceful"):
-            t, how = states.vacate_time(slot_ad(self, slot, policy=True), self.policy,
+            t, how = states.vacate_time(slot_ad(self.startd, slot, policy=True), self.startd.slot_policy,
                                         claim.job_ad if claim is not None else None)
-            self.log.info("%s: vacating the job (%s); killing it after %s", slot.short_name, why, how)
+            self.startd.log.info("%s: vacating the job (%s); killing it after %s", slot.short_name, why, how)
             starter.vacate()
             asyncio.get_running_loop().call_later(max(0.0, t), self._kill_if_running, slot, starter)
         else:
-            self.log.info("%s: killing the job (%s)", slot.short_name, why)
+            self.startd.log.info("%s: killing the job (%s)", slot.short_name, why)
             starter.kill()
         return "ok"
 
-    def _kill_if_running(self: Startd, slot: Slot, starter: Starter) -> None:
+    def _kill_if_running(self, slot: Slot, starter: Starter) -> None:
         if slot.starter is starter:
-            self.log.info("%s: the job did not leave within its vacate time: killing it", slot.short_name)
+            self.startd.log.info("%s: the job did not leave within its vacate time: killing it", slot.short_name)
             starter.kill()
 
-    def check_claim_leases(self: Startd) -> None:
+    def check_claim_leases(self) -> None:
         """End idle claims whose lease lapsed (no ALIVE, no command)."""
         now = time.monotonic()
-        for slot in list(self.all_slots()):
+        for slot in list(self.startd.all_slots()):
             claim = slot.claim
             if claim is None or claim.run is not None or claim.lease <= 0 or now - claim.renewed <= claim.lease:
                 continue
-            self.release(slot, f"the claim lease expired: no keep-alive from the schedd for {claim.lease:g} s "
+            self.startd.release(slot, f"the claim lease expired: no keep-alive from the schedd for {claim.lease:g} s "
                                "(ALIVE_INTERVAL * MAX_CLAIM_ALIVES_MISSED)")
 
-    def lease_check_interval(self: Startd) -> float:
-        leases = [s.claim.lease for s in self.all_slots() if s.claim is not None and s.claim.lease > 0]
+    def lease_check_interval(self) -> float:
+        leases = [s.claim.lease for s in self.startd.all_slots() if s.claim is not None and s.claim.lease > 0]
         return min(5.0, max(0.25, min(leases, default=20.0) / 4))

@@ -18,13 +18,14 @@ import time
 from typing import Any
 
 from htcd.classad import ClassAd, parse_expr
-from htcd.daemon import Daemon, keepalive
+from htcd.daemon import Daemon
 from htcd.errors import UserError
 from htcd.plugins import get_plugin_manager
 from htcd.startd import layout, machine, states
 from htcd.startd.ads import slot_ad
-from htcd.startd.claims import ClaimCommands, JobRun, job_lease
+from htcd.startd.claims import Claims, JobRun, job_lease
 from htcd.startd.cron import Cron, load_jobs
+from htcd.startd.draining import Draining
 from htcd.startd.slot import (
     BUSY,
     CLAIMED,
@@ -47,7 +48,7 @@ from htcd.startd.slot import (
     Slot,
     new_claim_id,
 )
-from htcd.startd.states import Drain, Machine, Policy, Transition, decide
+from htcd.startd.states import Machine, Policy, Transition, decide
 from htcd.starter.starter import Starter, clean_orphans
 from htcd.transfer import outgoing, streams
 from htcd.transfer.paths import TransferError
@@ -58,18 +59,20 @@ from htcd.wire.server import Handler, Request
 # MODIFY_REQUEST_EXPR_* defaults: how a dynamic slot's size is rounded up from the job's request.
 MODIFY_REQUEST = {"Cpus": "quantize(RequestCpus, {1})", "Memory": "quantize(RequestMemory, {128})",
                   "Disk": "quantize(RequestDisk, {Target.DiskQuantum ?: 1024})"}
-HOW_FAST = ("graceful", "quick", "fast")
 # A slot offering one of these universes says so the way HTCondor's slots do (its plugin may add more).
 UNIVERSE_HAS = {"docker": "HasDocker", "java": "HasJava", "vm": "HasVM", "container": "HasContainer"}
-ON_COMPLETION = ("nothing", "resume", "exit", "restart")
 OUTPUT_SHUTDOWN_WAIT = 60.0  # seconds a peaceful or graceful shutdown waits for streamed output to be fetched
 
 
-class Startd(ClaimCommands, Daemon):
+class Startd(Daemon):
     subsystem = "STARTD"
     ad_type = "Machine"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # the command handlers' holders first: Daemon.__init__ registers the commands (they keep
+        # only this reference until they run)
+        self.claims = Claims(self)
+        self.draining = Draining(self)
         super().__init__(*args, **kwargs)
         self.plugins = get_plugin_manager(self.config, self.log)
         self.universes: dict[str, Universe] = {}
@@ -77,7 +80,7 @@ class Startd(ClaimCommands, Daemon):
         # a layout that does not fit stops the startd here, before it listens, with file:line
         self.specs = layout.layout(self.config, machine.totals(self.config))
         self.slots: list[Slot] = []  # static and partitionable; dynamic ones are their children
-        self.policy = Policy.from_config(self.config, self.log)
+        self.slot_policy = Policy.from_config(self.config, self.log)  # START, RANK, PREEMPT...
         self.match_timeout = self.read_match_timeout()
         self.provided: dict[str, object] = {}
         self.cron_attrs: dict[str, dict[str, str]] = {}
@@ -86,27 +89,22 @@ class Startd(ClaimCommands, Daemon):
         self.watch_start = time.time()
         self.idle = (0, 0)
         self.total_load = machine.load_average()
-        self.drain: Drain | None = None
-        self.last_drain_start = 0
-        self.last_drain_stop = 0
-        self.drain_ended = "draining ended"
-        self.drain_estimates = (int(time.time()),) * 2 + (0, 0)
         self.shutdown_mode = ""
         self.after_exit = ""  # "restart" when a drain's -restart-on-completion asks for it
         self._claim_seq = 0
-        self._drain_seq = 0
         self._warned: set[str] = set()
         self._eval_scheduled = False
         self._machine_ad: ClassAd | None = None
 
     def command_handlers(self) -> dict[str, Handler]:
-        return {"REQUEST_CLAIM": self.cmd_request_claim, "MATCH_INFO": self.cmd_match_info,
+        claims, draining = self.claims, self.draining
+        return {"REQUEST_CLAIM": self.cmd_request_claim, "MATCH_INFO": claims.cmd_match_info,
                 "ACTIVATE_CLAIM": self.cmd_activate_claim,
-                "DEACTIVATE_CLAIM": self.cmd_deactivate_claim, "RELEASE_CLAIM": self.cmd_release_claim,
-                "ALIVE": self.cmd_alive, "RECONNECT_JOB": self.cmd_reconnect_job,
+                "DEACTIVATE_CLAIM": claims.cmd_deactivate_claim, "RELEASE_CLAIM": self.cmd_release_claim,
+                "ALIVE": claims.cmd_alive, "RECONNECT_JOB": claims.cmd_reconnect_job,
                 "FETCH_OUTPUT": self.cmd_fetch_output,
-                "VACATE_CLAIMS": self.cmd_vacate_claims,
-                "DRAIN_JOBS": self.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": self.cmd_cancel_drain_jobs}
+                "VACATE_CLAIMS": claims.cmd_vacate_claims,
+                "DRAIN_JOBS": draining.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": draining.cmd_cancel_drain_jobs}
 
     # -- start-up ------------------------------------------------------------------------
     async def startup(self) -> None:
@@ -140,7 +138,8 @@ class Startd(ClaimCommands, Daemon):
         self.cron.start(load_jobs(self.config, self.log))
         self.evaluate_all()
         self.every(self.polling_interval, self._poll, "policy", first=self.polling_interval())
-        self.every(self.lease_check_interval, self._check_leases, "claim leases", first=self.lease_check_interval())
+        self.every(self.claims.lease_check_interval, self._check_leases, "claim leases",
+                   first=self.claims.lease_check_interval())
 
     def _make_slots(self) -> list[Slot]:
         slots = []
@@ -157,7 +156,7 @@ class Startd(ClaimCommands, Daemon):
         return new_claim_id(str(self.server.address), self.start_time, self._claim_seq)
 
     async def _check_leases(self) -> None:
-        self.check_claim_leases()
+        self.claims.check_claim_leases()
 
     def polling_interval(self) -> float:
         return max(0.1, self.config.get_float("POLLING_INTERVAL", 5.0))
@@ -173,7 +172,7 @@ class Startd(ClaimCommands, Daemon):
         return max(0.0, self.config.get_float("MATCH_TIMEOUT", 120.0))
 
     def reconfigured(self) -> None:
-        self.policy = Policy.from_config(self.config, self.log)
+        self.slot_policy = Policy.from_config(self.config, self.log)
         self.match_timeout = self.read_match_timeout()
         self._configure_universes()
         jobs = load_jobs(self.config, self.log)
@@ -268,7 +267,7 @@ class Startd(ClaimCommands, Daemon):
     async def _poll(self) -> None:
         self._sample_load()
         self.idle = machine.idle_times(self.config, self.watch_start)
-        self.drain_estimates = self._drain_estimates()
+        self.draining.estimate()
         if self.evaluate_all():
             self.publish_soon()
 
@@ -294,8 +293,8 @@ class Startd(ClaimCommands, Daemon):
 
     def context(self) -> Machine:
         all_drained = all(s.state == DRAINED for s in self.slots) and not any(s.children for s in self.slots)
-        return Machine(now=time.time(), drain=self.drain, all_drained=all_drained, shutdown=self.shutdown_mode,
-                       drain_ended=self.drain_ended, match_timeout=self.match_timeout)
+        return Machine(now=time.time(), drain=self.draining.current, all_drained=all_drained,
+                       shutdown=self.shutdown_mode, drain_ended=self.draining.ended, match_timeout=self.match_timeout)
 
     def evaluate_soon(self) -> None:
         if not self._eval_scheduled:
@@ -312,7 +311,7 @@ class Startd(ClaimCommands, Daemon):
         changed = False
         for slot in list(self.all_slots()):
             changed |= self.step(slot)
-        changed |= self._drain_progress()
+        changed |= self.draining.progress()
         return changed
 
     def step(self, slot: Slot) -> bool:
@@ -324,8 +323,8 @@ class Startd(ClaimCommands, Daemon):
             m = self.context()
             ad = slot_ad(self, slot, policy=True)
             if slot.starter is not None and slot.retire_why:
-                slot.retire_end = states.retirement_end(slot, ad, self.policy, m)
-            t = decide(slot, ad, self.policy, m)
+                slot.retire_end = states.retirement_end(slot, ad, self.slot_policy, m)
+            t = decide(slot, ad, self.slot_policy, m)
             if t is None:
                 break
             self.apply(slot, t)
@@ -389,20 +388,20 @@ class Startd(ClaimCommands, Daemon):
 
     def _make_claim(self, slot: Slot, job: ClassAd, owner: str, user: str, client: str, rank: float) -> Claim:
         claim = Claim(id=slot.offer_id, job_ad=job, owner=owner, user=user, client=client, rank=rank,
-                      accepted_while_draining=self.drain is not None)
+                      accepted_while_draining=self.draining.current is not None)
         slot.claim = claim
         slot.offer_id = self._new_id()  # the id for a claim that would preempt this one
         return claim
 
     # -- claims --------------------------------------------------------------------------
-    def _slot_for_offer(self, claim_id: str) -> Slot:
+    def slot_for_offer(self, claim_id: str) -> Slot:
         given = claim_id.encode("utf-8", "surrogatepass")  # compare_digest takes only ASCII str
         for slot in self.all_slots():
             if given and secrets.compare_digest(slot.offer_id.encode(), given):
                 return slot
         raise CommandError("no slot offers that claim id (stale match, or the slot was claimed since)", "BAD_CLAIM")
 
-    def _slot_for_claim(self, claim_id: str) -> Slot:
+    def slot_for_claim(self, claim_id: str) -> Slot:
         given = claim_id.encode("utf-8", "surrogatepass")
         for slot in self.all_slots():
             if slot.claim is not None and given and secrets.compare_digest(slot.claim.id.encode(), given):
@@ -412,33 +411,33 @@ class Startd(ClaimCommands, Daemon):
     def _accepting(self, job: ClassAd | None = None) -> None:
         if self.stopping.is_set():
             raise CommandError("the startd is shutting down and takes no new claims", "REFUSED")
-        drain = self.drain
+        drain = self.draining.current
         if drain is not None and (drain.start is None or drain.completed):
             raise CommandError(f"the machine is draining{f' ({drain.reason})' if drain.reason else ''} and "
                                "takes no new claims", "REFUSED")
 
     async def cmd_request_claim(self, req: Request) -> dict[str, Any]:
-        slot = self._slot_for_offer(req.arg_str("claim_id", required=True))
-        job = ClassAd.from_wire(req.arg_ad("job_ad", required=True))
+        slot = self.slot_for_offer(req.arg_str("claim_id", required=True))
+        job = ClassAd.from_wire(req.arg_ad("job_ad", required=True) or {})  # (required: never None)
         self._accepting(job)
         owner = str(job.get_value("Owner", "") or "")
         user, client = str(req.identity), req.arg_str("schedd_host", "")
         ad = slot_ad(self, slot, policy=True)
-        start, why = self.policy.truth(ad, "START", job)
+        start, why = self.slot_policy.truth(ad, "START", job)
         if not start:
             if slot.state == MATCHED:  # the match came to nothing: free for the next cycle
                 self.apply(slot, Transition(OWNER, IDLE, "the claim request for the match was refused"))
                 self.step(slot)
                 self.publish_soon()
             raise CommandError(f"{slot.name}: {why} for this job", "REFUSED")
-        rank = self.policy.number(ad, "RANK", job, 0.0)
+        rank = self.slot_policy.number(ad, "RANK", job, 0.0)
         if slot.kind == PARTITIONABLE:
             slot = self._carve(slot, ad, job, user)
         if slot.state in (UNCLAIMED, OWNER, MATCHED):
             claim = self._make_claim(slot, job, owner, user, client, rank)
-            claim.lease = self.claim_lease(req.arg_float("alive_interval"))
+            claim.lease = self.claims.claim_lease(req.arg_float("alive_interval"))
             self.apply(slot, Transition(CLAIMED, IDLE, f"claimed by {user} for {owner or 'a job'}"))
-            self.watch_connection(slot, claim, req.conn)
+            self.claims.watch_connection(slot, claim, req.conn)
             self.publish_soon()
             return {"slot_ad": slot_ad(self, slot).to_wire(), "claim_id": claim.id}
         if slot.state == CLAIMED and slot.claim is not None:
@@ -487,7 +486,7 @@ class Startd(ClaimCommands, Daemon):
         reply = done.result()
         claim = slot.claim
         if claim is not None:
-            req.conn.on_close.append(lambda: self._claim_connection_closed(slot, claim))
+            req.conn.on_close.append(lambda: self.claims.connection_closed(slot, claim))
         return reply
 
     def _carve(self, pslot: Slot, pad: ClassAd, job: ClassAd, user: str) -> Slot:
@@ -533,7 +532,7 @@ class Startd(ClaimCommands, Daemon):
         return out
 
     async def cmd_activate_claim(self, req: Request) -> dict[str, Any]:
-        slot = self._slot_for_claim(req.arg_str("claim_id", required=True))
+        slot = self.slot_for_claim(req.arg_str("claim_id", required=True))
         claim = slot.claim
         assert claim is not None
         claim.renew()
@@ -541,7 +540,7 @@ class Startd(ClaimCommands, Daemon):
             raise CommandError(f"{slot.name} is {slot.state}/{slot.activity}, cannot start a job", "BUSY")
         if self.stopping.is_set():
             raise CommandError("the startd is shutting down and starts no new jobs", "REFUSED")
-        job = ClassAd.from_wire(req.arg_ad("job_ad", required=True))
+        job = ClassAd.from_wire(req.arg_ad("job_ad", required=True) or {})  # (required: never None)
         uname = self._universe_name(job)
         universe = self.universes.get(uname)
         if universe is None:
@@ -565,8 +564,8 @@ class Startd(ClaimCommands, Daemon):
                                                    f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}"))
         self.step(slot)
         self.publish_soon()
-        run.task = self.spawn(self.run_job(slot, claim, run), f"job {run.job_id}")
-        return await self.follow_run(req, slot, claim, run, {"update": "activated"})
+        run.task = self.spawn(self.claims.run_job(slot, claim, run), f"job {run.job_id}")
+        return await self.claims.follow_run(req, slot, claim, run, {"update": "activated"})
 
     async def _input_files(self, req: Request) -> dict[str, Any]:
         """The job's input entries; files too big for the message arrive now, as a chunk stream."""
@@ -585,11 +584,11 @@ class Startd(ClaimCommands, Daemon):
         starter = slot.starter
         if starter is not None and starter.wants_checkpoint_signal() and slot.activity == BUSY:
             ad = slot_ad(self, slot, policy=True)
-            if self.policy.truth(ad, "PERIODIC_CHECKPOINT", slot.claim.job_ad if slot.claim else None)[0]:
+            if self.slot_policy.truth(ad, "PERIODIC_CHECKPOINT", slot.claim.job_ad if slot.claim else None)[0]:
                 starter.checkpoint()
         self.evaluate_soon()
 
-    def _job_ended(self, slot: Slot) -> None:
+    def job_ended(self, slot: Slot) -> None:
         slot.starter = None
         slot.condor_load = 0.0
         if slot.state == CLAIMED and slot.activity in (BUSY, SUSPENDED):
@@ -597,7 +596,7 @@ class Startd(ClaimCommands, Daemon):
         elif slot.state == CLAIMED and slot.activity == RETIRING:
             self.apply(slot, Transition(PREEMPTING, VACATING, "the job exited during retirement"))
         self.step(slot)
-        self._drain_progress()
+        self.draining.progress()
         self.publish_soon()
 
     @staticmethod
@@ -615,7 +614,7 @@ class Startd(ClaimCommands, Daemon):
         return names.get(int(job.get_value("JobUniverse", 5) or 5), "vanilla")
 
     async def cmd_release_claim(self, req: Request) -> str:
-        slot = self._slot_for_claim(req.arg_str("claim_id", required=True))
+        slot = self.slot_for_claim(req.arg_str("claim_id", required=True))
         self.release(slot, f"{req.identity} released the claim")
         return "ok"
 
@@ -628,124 +627,8 @@ class Startd(ClaimCommands, Daemon):
         elif slot.state == PREEMPTING and kill and slot.starter is not None and slot.activity != KILLING:
             self.apply(slot, Transition(PREEMPTING, KILLING, why))
         self.step(slot)
-        self._drain_progress()
+        self.draining.progress()
         self.publish_soon()
-
-    # -- draining ----------------------------------------------------------------------------
-    async def cmd_drain_jobs(self, req: Request) -> dict[str, Any]:
-        if self.drain is not None:
-            raise CommandError("Draining already in progress.", "BUSY")
-        how = (req.arg_str("how_fast") or "graceful").lower()
-        if how not in HOW_FAST:
-            raise CommandError(f"how_fast {how!r} is not one of {', '.join(HOW_FAST)}", "BAD_REQUEST")
-        on_completion = (req.arg_str("on_completion") or "nothing").lower()
-        if on_completion not in ON_COMPLETION:
-            raise CommandError(f"on_completion {on_completion!r} is not one of {', '.join(ON_COMPLETION)}",
-                               "BAD_REQUEST")
-        start = req.arg_str("start")
-        check = req.arg_str("check")
-        for what, text in (("-start", start), ("-check", check)):
-            if text is not None:
-                try:
-                    parse_expr(str(text))
-                except UserError as exc:
-                    raise CommandError(f"{what} {text}: not a ClassAd expression: {exc.message}",
-                                       "BAD_REQUEST") from None
-        if check is not None:
-            self._drain_check(str(check))
-        self._drain_seq += 1
-        now = int(time.time())
-        drain = Drain(request_id=f"{self.start_time}{self._drain_seq:03d}", how=how,
-                      reason=req.arg_str("reason") or f"by command from {req.identity}",
-                      on_completion=on_completion, start=None if start is None else str(start), start_time=now)
-        drain.deadline = max([now, *(e for e in self._retirement_ends() if not math.isinf(e))])
-        self.drain = drain
-        self.last_drain_start = now
-        self.log.info("draining (%s, request id %s) requested by %s: %s; on completion: %s%s", how,
-                      drain.request_id, req.identity, drain.reason, on_completion,
-                      f"; START while draining: {drain.start}" if drain.start is not None else "")
-        self.drain_estimates = self._drain_estimates()
-        self.evaluate_all()
-        self.publish_soon()
-        return {"request_id": drain.request_id}
-
-    def _drain_check(self, text: str) -> None:
-        expr = parse_expr(text)
-        for slot in self.all_slots():
-            value = slot_ad(self, slot).eval_expr(expr)
-            if not isinstance(value, bool):
-                raise CommandError(f"Draining check expression does not evaluate to a bool on {slot.name}.",
-                                   "CHECK_FAILED")
-            if not value:
-                raise CommandError(f"Draining check expression is false on {slot.name}.", "CHECK_FAILED")
-
-    async def cmd_cancel_drain_jobs(self, req: Request) -> str:
-        drain = self.drain
-        if drain is None:
-            raise CommandError("the machine is not draining", "NOT_DRAINING")
-        wanted = req.arg_str("request_id")
-        if wanted and str(wanted) != drain.request_id:
-            raise CommandError(f"no drain with request id {wanted} (the current one is {drain.request_id})",
-                               "BAD_REQUEST")
-        self.log.info("draining (request id %s) cancelled by %s", drain.request_id, req.identity)
-        self._stop_draining("draining was cancelled")
-        return "ok"
-
-    def _stop_draining(self, why: str) -> None:
-        self.drain = None
-        self.last_drain_stop = int(time.time())
-        self.drain_ended = why
-        self.evaluate_all()
-        self.publish_soon()
-
-    def _drain_progress(self) -> bool:
-        """Move a drain on: complete once every claim from before it is gone, then act on completion."""
-        drain = self.drain
-        if drain is None or drain.done:
-            return False
-        changed = False
-        if not drain.completed and all(s.claim is None or s.claim.accepted_while_draining
-                                       for s in self.all_slots()):
-            drain.completed = True
-            self.log.info("draining (request id %s): every job from before the drain is gone", drain.request_id)
-            changed = True
-            for slot in self.all_slots():
-                self.step(slot)
-        if drain.completed and self.context().all_drained:
-            for slot in self.slots:
-                changed |= self.step(slot)
-            drain.done = True
-            self.log.info("draining (request id %s) is complete", drain.request_id)
-            if drain.on_completion == "resume":
-                self._stop_draining("draining is complete (-resume-on-completion)")
-            elif drain.on_completion == "exit":
-                keepalive.shut_down_for_good(self, "draining is complete (-exit-on-completion)")
-            elif drain.on_completion == "restart":
-                self.after_exit = "restart"
-                self.log.info("draining is complete (-restart-on-completion): the startd restarts")
-                self.request_stop()
-            changed = True
-        return changed
-
-    def _retirement_ends(self) -> list[float]:
-        m = self.context()
-        m.drain = None
-        ends = []
-        for slot in self.all_slots():
-            if slot.starter is not None and slot.claim is not None:
-                ends.append(states.retirement_end(slot, slot_ad(self, slot, policy=True), self.policy, m))
-        return ends
-
-    def _drain_estimates(self) -> tuple[int, int, int, int]:
-        """(ExpectedMachineGracefulDrainingCompletion, ...QuickDrainingCompletion, ...GracefulDrainingBadput,
-        ...QuickDrainingBadput), as if a drain began now."""
-        now = time.time()
-        busy = [s for s in self.all_slots() if s.starter is not None and s.claim is not None]
-        ends = self._retirement_ends()
-        graceful_end = max([now, *(e for e in ends if not math.isinf(e))])
-        quick_badput = sum(s.cpus * (now - s.job_start) for s in busy)
-        graceful_badput = sum(s.cpus * (min(e, graceful_end) - s.job_start) for s, e in zip(busy, ends, strict=False))
-        return int(graceful_end), int(now), int(graceful_badput), int(quick_badput)
 
     # -- shutdown -------------------------------------------------------------------------------
     async def shutdown(self, fast: bool) -> None:

@@ -221,8 +221,8 @@ def vacate_time(ad: ClassAd, policy: Policy, job: ClassAd | None) -> tuple[float
     t = policy.number(ad, "MachineMaxVacateTime", job, 600.0)
     why = f"MachineMaxVacateTime = {ad.expr_text('MachineMaxVacateTime')}"
     own = _job_number(job, "JobMaxVacateTime", ad)
-    if own is not None and own < t:
-        t, why = own, f"JobMaxVacateTime = {job.expr_text('JobMaxVacateTime')}"  # type: ignore[union-attr]
+    if own is not None and own < t and job is not None:  # (own is None without a job)
+        t, why = own, f"JobMaxVacateTime = {job.expr_text('JobMaxVacateTime')}"
     return t, why
 
 

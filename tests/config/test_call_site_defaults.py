@@ -26,11 +26,6 @@ BARE = {"get": None, "_knob": None, "get_expr": None, "get_bool": False, "get_in
 #: Knobs the table leaves undefined on purpose, though the code reads them with a default: being
 #: undefined means something else than any value would.
 UNDEFINED_MEANS_MORE: dict[str, str] = {}
-#: Disagreements in modules being reorganized elsewhere, to fix there: (file, knob) -> why.
-TO_BE_FIXED = {
-    ("htcd/schedd/daemon.py", "MAX_JOBS_RUNNING"):
-        "passes 10000; the table computes MIN({$(DETECTED_MEMORY), 10000}) (call knob_int without it)",
-}
 
 
 class Unreadable(Exception):
@@ -157,19 +152,11 @@ def test_the_scan_finds_call_sites() -> None:
     found = {(path, knob) for path, _, _, knob, _ in call_site_defaults()}
     assert ("htcd/master/daemon.py", "MASTER_CHECK_DISK_INTERVAL") in found
     assert ("htcd/daemon/keepalive.py", "NOT_RESPONDING_TIMEOUT") in found  # a module constant
-    assert ("htcd/schedd/daemon.py", "MAX_JOBS_RUNNING") in found
 
 
 def test_call_site_defaults_agree_with_the_param_table() -> None:
-    wrong = [what for path, knob, what in disagreements() if (path, knob) not in TO_BE_FIXED]
+    wrong = [what for path, knob, what in disagreements()]
     assert not wrong, "call-site defaults the param table contradicts:\n" + "\n".join(wrong)
-
-
-def test_to_be_fixed_entries_are_still_wrong() -> None:
-    """An entry of TO_BE_FIXED goes once its call site is fixed (or its module split)."""
-    still = {(path, knob) for path, knob, _ in disagreements()}
-    stale = sorted(set(TO_BE_FIXED) - still)
-    assert not stale, f"fixed: drop {stale} from TO_BE_FIXED"
 
 
 @pytest.mark.parametrize("knob,getter,expected", [

@@ -1,0 +1,63 @@
+"""The schedd's job policy: the periodic expressions (periodic_hold/release/remove and their
+SYSTEM_ versions, ``htcd/schedd/periodic.py``) evaluated over the queue, and the pace of job
+starts (MAX_JOBS_RUNNING, JOB_START_COUNT jobs per JOB_START_DELAY seconds)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from htcd.pacer import Pacer
+from htcd.schedd import periodic
+from htcd.schedd.shadow import JOB_SHOULD_REMOVE, Shadow
+
+if TYPE_CHECKING:
+    from htcd.schedd.daemon import Schedd
+
+
+class JobPolicy:
+    def __init__(self, schedd: Schedd) -> None:
+        self.schedd = schedd
+        self._starts: list[float] = []  # recent job starts, for JOB_START_DELAY/JOB_START_COUNT
+
+    async def periodic(self) -> None:
+        """Evaluate periodic_hold/release/remove and their SYSTEM_ versions over the queue."""
+        schedd, actions = self.schedd, self.schedd.actions
+        acted = 0
+        pacer = Pacer()
+        for i, job in enumerate(list(schedd.jobs.values())):
+            if i & 15 == 0 and pacer.due():
+                await pacer.pause()
+            if job.id not in schedd.jobs or job.removing:
+                continue
+            decision = periodic.decide(schedd.config, job)
+            if decision is None:
+                continue
+            acted += 1
+            shadow = schedd.shadows.get(job.id)
+            if decision.action == "remove" and isinstance(shadow, Shadow):
+                shadow.kill_code = JOB_SHOULD_REMOVE  # removed by policy while running
+            if decision.action == "hold":
+                actions.hold(job, decision.reason, code=periodic.PERIODIC_HOLD_CODE)
+            elif decision.action == "remove":
+                actions.remove(job, decision.reason)
+            else:
+                actions.release(job, decision.reason)
+        if acted:
+            schedd.publish_soon()
+
+    def may_start(self) -> bool:
+        """MAX_JOBS_RUNNING and JOB_START_COUNT jobs per JOB_START_DELAY seconds."""
+        schedd = self.schedd
+        if max(len(schedd.shadows), len(schedd.shadow_tasks)) >= schedd.knob_int("MAX_JOBS_RUNNING"):
+            return False
+        delay = schedd.knob_int("JOB_START_DELAY", 0)
+        if delay <= 0:
+            return True
+        now = time.monotonic()
+        self._starts = [t for t in self._starts if now - t < delay]
+        return len(self._starts) < max(1, schedd.knob_int("JOB_START_COUNT", 1))
+
+    def started(self) -> None:
+        """A job was matched to run: it counts against JOB_START_COUNT."""
+        self._starts.append(time.monotonic())

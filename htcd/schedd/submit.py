@@ -1,0 +1,161 @@
+"""Submit at the schedd: RESERVE_CLUSTER hands out a cluster id, SUBMIT checks the cluster's ads
+against the limits and the submit requirements, commits them (durable before the client hears),
+writes the submit events and only then lets the jobs be seen and matched."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from htcd.classad import ClassAdSyntaxError, parse_expr, unparse
+from htcd.pacer import Pacer
+from htcd.schedd import limits, ownership, userlog
+from htcd.schedd.jobs import HELD, IDLE, Cluster, Job
+from htcd.schedd.queue import JobId, insert_cluster
+from htcd.wire.errors import CommandError
+from htcd.wire.server import Request, is_wire_ad
+
+if TYPE_CHECKING:
+    from htcd.schedd.daemon import Schedd
+
+# Attributes a client may not set at submit: the schedd owns them.
+PROTECTED = {"owner", "user", "clusterid", "procid", "jobstatus", "globaljobid"}
+
+
+def _asks_hold(ad: dict[str, str]) -> bool:
+    status = next((v for k, v in ad.items() if k.lower() == "jobstatus"), None)
+    return status is not None and status.strip() == str(HELD)
+
+
+async def validate(cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) -> None:
+    """Every expression must parse; each distinct text is parsed once, and the loop is given a
+    turn every few thousand procs so queries are answered while a large cluster is checked."""
+    seen: set[str] = set()
+    pacer = Pacer()
+    for i, ad in enumerate((cluster_ad, *proc_ads)):
+        if i & 63 == 0 and pacer.due():
+            await pacer.pause()
+        for k, v in ad.items():
+            if v in seen:
+                continue
+            try:
+                parse_expr(v)
+            except ClassAdSyntaxError as exc:
+                raise CommandError(f"attribute {k} = {v}: {exc}", "BAD_AD") from None
+            except TypeError:
+                raise CommandError(f"attribute {k}: the value is not text", "BAD_AD") from None
+            seen.add(v)
+
+
+class Submits:
+    def __init__(self, schedd: Schedd) -> None:
+        self.schedd = schedd
+        self.next_cluster = 1  # the queue file says where to go on (Schedd._load)
+        self.reserved: dict[int, str] = {}
+        self.submitting = 0  # procs of submits being committed (counted against the limits)
+
+    async def cmd_reserve(self, req: Request) -> dict[str, int]:
+        cid = self.next_cluster
+        self.next_cluster += 1
+        self.reserved[cid] = str(req.identity)
+        return {"cluster_id": cid}
+
+    async def cmd_submit(self, req: Request) -> dict[str, Any]:
+        schedd = self.schedd
+        cid = req.arg_int("cluster_id", required=True)
+        if self.reserved.get(cid) != str(req.identity):
+            raise CommandError(f"cluster {cid} was not reserved by {req.identity}", "BAD_CLUSTER")
+        cluster_ad = dict(req.arg_ad("cluster_ad", required=True) or {})  # (required: never None)
+        proc_ads = req.require("proc_ads")  # fresh from the wire: ours to change
+        if not isinstance(proc_ads, list) or not all(map(is_wire_ad, proc_ads)):
+            raise CommandError("SUBMIT: argument 'proc_ads' must be a list of ClassAds (maps of attribute name "
+                               "to expression text)", "BAD_REQUEST")
+        if not proc_ads:
+            raise CommandError("a submit needs at least one proc", "BAD_REQUEST")
+        try:
+            user, user_at = ownership.submit_owner(schedd.config, req.identity, cluster_ad)
+        except PermissionError as exc:
+            raise CommandError(str(exc), "DENIED") from None
+        limits.check_counts(schedd.config, len(proc_ads), len(schedd.jobs) + self.submitting,
+                            schedd.counters.jobs(user))
+        pacer = Pacer()
+        # ``hold = true`` in the submit file: the job starts held (the only status a client may ask for)
+        on_hold = _asks_hold(cluster_ad)
+        for i, ad in enumerate((cluster_ad, *proc_ads)):
+            if i & 255 == 0 and pacer.due():
+                await pacer.pause()
+            held = i > 0 and _asks_hold(ad)
+            for k in [k for k in ad if k.lower() in PROTECTED]:
+                del ad[k]
+            if held:
+                ad["JobStatus"] = str(HELD)
+        cluster_ad.update({"ClusterId": str(cid), "Owner": unparse(user), "User": unparse(user_at),
+                           "JobStatus": str(HELD if on_hold else IDLE), "TotalSubmitProcs": str(len(proc_ads))})
+        await validate(cluster_ad, proc_ads)
+        cluster = Cluster(cid, cluster_ad)
+        jobs = []
+        for i, p in enumerate(proc_ads):
+            if i & 255 == 0 and pacer.due():
+                await pacer.pause()
+            jobs.append(Job(cluster, i, p))
+        room = cluster.materialize_room()  # max_materialize / max_idle: the rest waits in the queue file
+        now_count = len(jobs) if room is None else min(room, len(jobs))
+        warnings = limits.check_requirements(schedd.config, schedd.make_ad(), (j.ad for j in jobs)) \
+            if schedd.config.get("SUBMIT_REQUIREMENT_NAMES") or schedd.config.get("SUBMIT_WARNING_NAMES") else []
+        self.submitting += len(jobs)
+        try:
+            # durable (with every job change before it) before we answer; the commit runs in a
+            # thread so queries are served meanwhile
+            await schedd.store.commit(lambda cur: insert_cluster(cur, cid, cluster_ad, proc_ads,
+                                                                 None if room is None else now_count))
+        finally:
+            self.submitting -= len(jobs)
+        self.reserved.pop(cid, None)
+        cluster.pending = len(jobs) - now_count
+        jobs = jobs[:now_count]
+        await self._submit_events(cluster, jobs)  # before any job can be matched and run
+        new: dict[JobId, Job] = {}
+        statuses: Counter[int] = Counter()
+        for i, job in enumerate(jobs):
+            if i & 255 == 0 and pacer.due():
+                await pacer.pause()
+            new[job.id] = job
+            statuses[job.status] += 1
+        # all at once (no await from here): queries never see part of a cluster
+        schedd.clusters[cid] = cluster
+        schedd.jobs.update(new)
+        cluster.live += len(new)
+        cluster.idle += statuses[IDLE]
+        for status, n in statuses.items():
+            schedd.counters.add(cluster.owner, status, n)
+        schedd.local.note(new.values())
+        schedd.log.info("submitted cluster %d: %d procs by %s%s", cid, len(jobs) + cluster.pending, req.identity,
+                        f" ({cluster.pending} to be materialized later)" if cluster.pending else "")
+        schedd.publish_soon()
+        schedd.negotiation.reschedule()
+        return {"cluster_id": cid, "procs": len(jobs) + cluster.pending, "warnings": warnings}
+
+    async def _submit_events(self, cluster: Cluster, jobs: list[Job]) -> None:
+        """One write per log file for the whole cluster when the log is a cluster attribute."""
+        events = self.schedd.events
+        host = str(self.schedd.server.address)
+        now = time.time()
+        shared = not any(k.lower() in ("userlog", "iwd") for j in jobs for k in j.proc)
+        if not shared:
+            pacer = Pacer()
+            for i, job in enumerate(jobs):
+                if i & 15 == 0 and pacer.due():
+                    await pacer.pause()
+                events.event(job, userlog.submit(cluster.id, job.proc_id, host, when=now))
+            return
+        targets = events.targets(jobs[0])
+
+        def write() -> None:
+            text = "".join(events.with_information(j, userlog.submit(cluster.id, j.proc_id, host, when=now))
+                           for j in jobs)
+            events.write(jobs[0], text, targets)
+
+        if targets:
+            await asyncio.to_thread(write)
