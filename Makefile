@@ -29,14 +29,13 @@ pool: $(VENV)/.deploy
 stop:
 	@d=$${HTCD_POOL_DIR:-.pool}; if [ -x $$d/bin/htcd-service ]; then $$d/bin/htcd-service stop; fi
 
-## test: the whole suite, then the molecule `default` scenario (a pool on four test hosts)
-test: test-pytest test-molecule
+## test: lint (ruff, mypy, ansible-lint), the whole suite, then the molecule `default` scenario
+test: lint test-pytest test-molecule
 
 # extra pytest flags, e.g. PYTEST_FLAGS="-n 2 --dist loadgroup" (pytest-xdist; see docs/testing.md)
 PYTEST_FLAGS ?=
 
 test-pytest: $(VENV)/.dev
-	$(PY) -m ruff check htcd plugins tests bench
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q $(PYTEST_FLAGS)
 
 ## test-fast: languages and units, no daemons, docker, ansible, fuzzing or slow tests (well under a minute)
@@ -60,8 +59,11 @@ bench: $(VENV)/.dev
 	@set -e; for b in $$(ls bench/*.py | grep -v '/_'); do \
 		echo "== $$b"; $(PY) $$b $(BENCHFLAGS) | tee /dev/stderr | tail -n 1 >> bench/results.jsonl; done
 
+## lint: ruff (pinned rule set), mypy over htcd/ and plugins/ (zero errors), ansible-lint (production profile)
 lint: $(VENV)/.dev
-	$(PY) -m ruff check htcd plugins tests bench
+	$(PY) -m ruff check htcd plugins tests bench scripts
+	$(VENV)/bin/mypy
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/ansible-lint -q
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
