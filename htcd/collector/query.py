@@ -208,9 +208,13 @@ def select(store: AdStore, ad_type: str, p: Plan, now: float | None = None) -> I
                 if e.live and e.expires > now and p.matches(store, e):
                     yield e
             continue
-        bucket, other = found if found is not None else (None, None)
-        for e in table.walk(every=YIELD_EVERY):
-            if e is None:
+        bucket: set[Entry] | None = None
+        other: set[Entry] = set()
+        if found is not None:
+            bucket, other = found
+        for walked in table.walk(every=YIELD_EVERY):
+            if walked is None:
                 yield None
-            elif (bucket is None or e in bucket or e in other) and e.expires > now and p.matches(store, e):  # type: ignore[operator]
-                yield e
+            elif ((bucket is None or walked in bucket or walked in other) and walked.expires > now
+                  and p.matches(store, walked)):
+                yield walked

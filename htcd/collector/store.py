@@ -55,10 +55,11 @@ def _merge_case(wire: dict[str, str]) -> dict[str, str]:
     return dict(merged.values())
 
 
-class _Interner(dict):  # type: ignore[type-arg]
+class _Interner(dict[str, str]):
     """One attribute's distinct texts; lookups of known texts stay in C (``__getitem__``)."""
 
     __slots__ = ("column",)
+    column: Column
 
     def __missing__(self, text: str) -> str:
         if len(self) >= INTERN_LIMIT:

@@ -417,7 +417,7 @@ class _Parser:
                 active = self._conditional(lw, rest, stack, active, source, where(lineno))
                 continue
             name, op, value = assignment(line)
-            if op == "@=":
+            if op == "@=" and name is not None:
                 tag = value.strip()
                 body: list[str] = []
                 while True:

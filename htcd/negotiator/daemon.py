@@ -384,7 +384,7 @@ class Negotiator(Daemon, PriorityCommands):
             self.log.info("    Failed to connect to %s: %s", sub.schedd, exc)
             sub.done = True
             return 0
-        slot_ads = pool.sample()
+        slot_ads: list[dict[str, str]] | None = pool.sample()
         seen: set[int] = set()  # autoclusters asked about in this call (the next page skips them)
         while True:
             try:

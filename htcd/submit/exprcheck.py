@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 def _load_parser() -> Callable[[str], object] | None:
     try:
-        from htcd.classad import parse_expr  # type: ignore[attr-defined]
+        from htcd.classad import parse_expr
     except ImportError:
         return None
     return parse_expr

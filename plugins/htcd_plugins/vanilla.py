@@ -20,6 +20,8 @@ from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, Universe
 
 
 class VanillaJob(RunningJob):
+    pgid: int  # always set: the job leads its own process group
+
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
         self.pgid = proc.pid  # start_new_session: the job leads its own process group

@@ -115,7 +115,12 @@ class DockerJob(RunningJob):
             self._control.shutdown(wait=False)
             self.out.close()
             self.err.close()
-        loop.call_soon_threadsafe(lambda: self._done.done() or self._done.set_result(result))
+
+        def settle() -> None:
+            if not self._done.done():
+                self._done.set_result(result)
+
+        loop.call_soon_threadsafe(settle)
 
     def _finish(self) -> ExitStatus:
         """Wait for the container's end, copy its output into the job's stdout/stderr, read its
