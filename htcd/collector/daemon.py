@@ -12,7 +12,7 @@ import contextlib
 import gc
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 from htcd.classad import ClassAd

@@ -169,7 +169,7 @@ class Table:
         self.blob_layouts: weakref.WeakValueDictionary[bytes, Layout] = weakref.WeakValueDictionary()
         self.columns: dict[str, Column] = {}
         self.column_version = 0
-        self.indexes: dict[str, Index] = {}
+        self.indexes: dict[str, Index[Entry]] = {}
         # statistics over the collector's lifetime
         self.updates_total = 0
         self.updates_sequenced = 0
@@ -212,7 +212,7 @@ class Table:
             if every and i % every == 0:
                 yield None
 
-    def want_index(self, attr: str) -> Index | None:
+    def want_index(self, attr: str) -> Index[Entry] | None:
         """The index of ``attr``, created (not yet built) if there is room for one more."""
         idx = self.indexes.get(attr)
         if idx is None and len(self.indexes) < MAX_INDEXES:
@@ -422,11 +422,11 @@ class AdStore:
         return len(gone)
 
     # -- indexes -----------------------------------------------------------------------------
-    def pending_builds(self) -> list[tuple[Table, Index]]:
+    def pending_builds(self) -> list[tuple[Table, Index[Entry]]]:
         return [(t, i) for t in self.tables.values() for i in t.indexes.values() if not i.ready]
 
     @staticmethod
-    def build_steps(table: Table, idx: Index, chunk: int = 10_000) -> Iterator[None]:
+    def build_steps(table: Table, idx: Index[Entry], chunk: int = 10_000) -> Iterator[None]:
         """Fill ``idx`` from the table's ads, yielding every ``chunk`` ads.  Updates made
         meanwhile keep it right themselves (they move entries of every index, built or not)."""
         attr = idx.attr

@@ -14,6 +14,7 @@ from htcd.config import conditionals
 from htcd.config._expand import Arith, ConfigError, expand, find_close, split_top
 from htcd.config._lines import assignment, first_word
 from htcd.config._table import COMPUTED, fallback, table
+from htcd.config.persist_file import persistent_file
 
 #: The HTCondor release whose config language this follows; ``if version`` compares with it.
 MAX_INCLUDE_DEPTH = 20
@@ -739,8 +740,6 @@ def _locals(cfg: Config, parser: _Parser) -> None:
 
 def _persistent(cfg: Config, parser: _Parser) -> None:
     """The daemon's ``config_val -set`` file, when ENABLE_PERSISTENT_CONFIG allows it."""
-    from htcd.config.persist import persistent_file
-
     path = persistent_file(cfg)
     if path is not None and os.path.exists(path):
         parser.parse_file(path)

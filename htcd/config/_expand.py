@@ -6,7 +6,6 @@ targets and the self-reference rewrite done when a knob is defined.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 
 from htcd.errors import UserError

@@ -30,7 +30,7 @@ import secrets
 import shutil
 import stat
 import tempfile
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
