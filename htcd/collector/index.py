@@ -73,7 +73,7 @@ def norm_of_text(text: str | None) -> Any:
 class Index(Generic[Entry]):
     """Entries of one ad table by the normalized value of one attribute."""
 
-    __slots__ = ("attr", "buckets", "other", "ready", "hits")
+    __slots__ = ("attr", "buckets", "hits", "other", "ready")
 
     def __init__(self, attr: str) -> None:
         self.attr = attr  # lower-case name

@@ -379,7 +379,7 @@ def _escape(text: str) -> str:
 
 
 def _number_text(v: float) -> str:
-    if isinstance(v, int) or float(v).is_integer() and abs(v) < 1e15:
+    if isinstance(v, int) or (float(v).is_integer() and abs(v) < 1e15):
         return str(int(v))
     return repr(float(v))
 

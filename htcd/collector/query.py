@@ -86,9 +86,8 @@ def _eq_conjunct(e: Expr) -> tuple[str, Any] | None:
         return None
     for ref, lit in (items, items[::-1]):
         name = None
-        if type(ref) is AttrRef and ref.lname not in SCOPES:
-            name = ref.lname
-        elif type(ref) is Select and type(ref.base) is AttrRef and ref.base.lname == "my":
+        if ((type(ref) is AttrRef and ref.lname not in SCOPES)
+                or (type(ref) is Select and type(ref.base) is AttrRef and ref.base.lname == "my")):
             name = ref.lname
         if name is not None and isinstance(lit, Literal):
             norm = normalize(lit.value)

@@ -92,7 +92,7 @@ class Column:
 class Layout:
     """The attribute names of an ad, in the order sent, shared by every ad sent alike."""
 
-    __slots__ = ("names", "index", "interners", "version", "plans", "__weakref__")
+    __slots__ = ("__weakref__", "index", "interners", "names", "plans", "version")
 
     def __init__(self, names: tuple[str, ...]) -> None:
         self.names = names
@@ -128,8 +128,24 @@ class Layout:
 class Entry:
     """One stored ad and what the collector knows about its sender."""
 
-    __slots__ = ("key", "layout", "values", "private", "heard", "expires", "identity", "method",
-                 "start", "seq", "total", "sequenced", "lost", "history", "live", "pos")
+    __slots__ = (
+        "expires",
+        "heard",
+        "history",
+        "identity",
+        "key",
+        "layout",
+        "live",
+        "lost",
+        "method",
+        "pos",
+        "private",
+        "seq",
+        "sequenced",
+        "start",
+        "total",
+        "values",
+    )
 
     def __init__(self, key: Key, layout: Layout, values: tuple[str, ...]) -> None:
         self.key = key

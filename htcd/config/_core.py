@@ -42,7 +42,7 @@ _FALSE = {"false", "no", "f", "n", "0", "off"}
 class Entry:
     """One definition: its spelling, raw text and where it came from."""
 
-    __slots__ = ("name", "raw", "source", "line")
+    __slots__ = ("line", "name", "raw", "source")
 
     def __init__(self, name: str, raw: str, source: str, line: int) -> None:
         self.name = name

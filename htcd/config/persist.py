@@ -141,10 +141,8 @@ def write_settings(path: str, settings: dict[str, str]) -> None:
     """Replace ``path`` atomically (temp file, fsync, rename); no settings removes it."""
     folder = os.path.dirname(path) or "."
     if not settings:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-        except FileNotFoundError:
-            pass
         return
     os.makedirs(folder, mode=0o755, exist_ok=True)
     text = HEADER + "".join(line + "\n" for n, v in settings.items() for line in format_assignment(n, v))

@@ -653,9 +653,8 @@ class Translator:
         net = self.first("docker_network_type") if universe == "docker" else None
         if net is not None and net[0].lower() not in ("none", "host"):  # a named network the slot must offer
             clauses.append("StringListMember(My.DockerNetworkType,TARGET.DockerNetworks)")
-        if universe not in UNIVERSES:
-            if not _mentions(user, "StarterAbilityList"):
-                clauses.append(plugin_universe_clause(universe))
+        if universe not in UNIVERSES and not _mentions(user, "StarterAbilityList"):
+            clauses.append(plugin_universe_clause(universe))
         if universe == "container":
             clauses.extend(c for c in self.container_clauses if not _mentions(user, c.split(".")[1]))
         elif universe != "docker" and not _mentions(user, "OpSys"):

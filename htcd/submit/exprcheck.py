@@ -42,9 +42,8 @@ def _fallback_check(text: str) -> None:
             continue
         if c in "([{":
             stack.append(c)
-        elif c in ")]}":
-            if not stack or stack.pop() != pairs[c]:
-                raise ValueError(f"unbalanced '{c}'")
+        elif c in ")]}" and (not stack or stack.pop() != pairs[c]):
+            raise ValueError(f"unbalanced '{c}'")
         i += 1
     if stack:
         raise ValueError(f"unclosed '{stack[-1]}'")

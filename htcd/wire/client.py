@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import ssl
 from collections.abc import AsyncGenerator, Iterator
@@ -237,10 +238,8 @@ class AsyncConnection:
 
     async def close(self) -> None:
         self.writer.close()
-        try:
+        with contextlib.suppress(OSError, asyncio.CancelledError):
             await self.writer.wait_closed()
-        except (OSError, asyncio.CancelledError):
-            pass
 
     async def __aenter__(self) -> AsyncConnection:
         return self

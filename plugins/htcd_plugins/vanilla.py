@@ -16,7 +16,15 @@ import signal
 import subprocess
 
 from htcd.hookspecs import hookimpl
-from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError, join_cgroup
+from htcd.universe import (
+    ExitStatus,
+    JobContext,
+    RunningJob,
+    Universe,
+    UniverseError,
+    UniverseRegistry,
+    join_cgroup,
+)
 
 
 class VanillaJob(RunningJob):
@@ -66,8 +74,9 @@ class VanillaUniverse(Universe):
 
     async def start(self, ctx: JobContext) -> RunningJob:
         try:
-            with open(ctx.stdin, "rb") as stdin, open(ctx.stdout, "ab") as out, open(ctx.stderr, "ab") as err:
-                proc = subprocess.Popen(
+            # The starter runs this one job: opening its files and forking it may block the loop briefly.
+            with open(ctx.stdin, "rb") as stdin, open(ctx.stdout, "ab") as out, open(ctx.stderr, "ab") as err:  # noqa: ASYNC230
+                proc = subprocess.Popen(  # noqa: ASYNC220
                     [ctx.executable, *ctx.arguments], cwd=ctx.sandbox, env=ctx.environment,
                     stdin=stdin, stdout=out, stderr=err, start_new_session=True, close_fds=True,
                     user=ctx.uid, group=ctx.gid, extra_groups=[] if ctx.uid is not None and os.geteuid() == 0 else None,
@@ -79,5 +88,5 @@ class VanillaUniverse(Universe):
 
 
 @hookimpl
-def htcd_register_universes(registry) -> None:  # noqa: ANN001 - UniverseRegistry
+def htcd_register_universes(registry: UniverseRegistry) -> None:
     registry.add("vanilla", VanillaUniverse)

@@ -304,7 +304,8 @@ class DockerUniverse(Universe):
         body = self._create_body(ctx, image)
         limit = body["HostConfig"].get("Memory", 0) >> 20
         try:
-            out, err = open(ctx.stdout, "ab"), open(ctx.stderr, "ab")  # noqa: SIM115 - the job closes them
+            # the job closes them; opening two local files may block the loop briefly
+            out, err = open(ctx.stdout, "ab"), open(ctx.stderr, "ab")  # noqa: SIM115, ASYNC230
         except OSError as exc:
             raise UniverseError(f"cannot open the job's output: {exc.strerror or exc}") from None
         try:
