@@ -246,7 +246,7 @@ class DaemonStats:
                 self._iter_start = t1
 
         selector.select = select
-        loop._ready = _TimedReady(ready, self)  # type: ignore[attr-defined]
+        loop._ready = _TimedReady(ready, self)  # type: ignore[attr-defined]  # asyncio's private ready queue
         self._iter_start = self._last_select = self._cur_start = perf_counter()
         self._cur_handle = asyncio.current_task(loop)  # the step running now was not handed out by us
         self._cpu_mark = thread_time()

@@ -87,7 +87,7 @@ class Request:
     args: dict[str, Any]
     identity: auth.Identity
     writer: asyncio.StreamWriter = field(repr=False)
-    conn: Connection = field(repr=False, default=None)  # type: ignore[assignment]
+    conn: Connection = field(repr=False)
 
     async def send_partial(self, result: Any) -> None:
         """Stream part of a reply; the final part is the handler's return value."""

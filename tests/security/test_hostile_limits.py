@@ -33,7 +33,7 @@ def test_limits_come_from_their_knobs(pool_dir: Path) -> None:
 
 
 def _req(**args: object) -> Request:
-    return Request("TEST", dict(args), Identity("u", "d", 1, "FS"), writer=None)  # type: ignore[arg-type]
+    return Request("TEST", dict(args), Identity("u", "d", 1, "FS"), writer=None, conn=None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("call,expect", [
