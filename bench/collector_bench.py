@@ -40,7 +40,7 @@ from typing import Any
 import psutil
 
 sys.path.insert(0, str(Path(__file__).parent))
-import _pool  # noqa: E402
+import _pool
 
 HTCD = _pool.HTCD
 GROUP = 100  # ads per HostGroup value: a constrained query returns this many

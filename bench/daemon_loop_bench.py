@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-import _pool  # noqa: E402
+import _pool
 
 HTCD = _pool.HTCD
 WINDOW = 4
@@ -67,7 +67,7 @@ def watch(address: str, cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
                     conn.call("PING")
                     pings.append(time.monotonic() - t)
                     stop.wait(0.005)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             errors.append(repr(exc))
 
     def sample() -> None:

@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _pool import HTCD, start_pool  # noqa: E402
-from throughput_bench import count_terminated, stop  # noqa: E402
+from _pool import HTCD, start_pool
+from throughput_bench import count_terminated, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "dockerd.sh"

@@ -11,6 +11,7 @@ Runs a real collector (master + collector) in a temp dir; the attack runs in ano
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import socket
@@ -23,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-import _pool  # noqa: E402
+import _pool
 
-from htcd.wire.framing import encode, recv_frame  # noqa: E402
+from htcd.wire.framing import encode, recv_frame
 
 HELLO = encode({"hello": "htcd", "version": 1, "methods": ["FS"]})
 
@@ -74,10 +75,8 @@ def attack(unix: str, tcp: tuple[str, int], stop: Any, counts: Any) -> None:
             pass
         if time.monotonic() - last_trickle > 0.5:
             for s in slow:
-                try:
+                with contextlib.suppress(OSError):
                     s.send(b"\x00")
-                except OSError:
-                    pass
             last_trickle = time.monotonic()
     counts["garbage"] = n
     for s in idle + slow:
@@ -90,7 +89,7 @@ def main() -> None:
     args = p.parse_args()
     rounds = 50 if args.quick else 300
     root = Path(tempfile.mkdtemp(prefix="htcd-hostile-bench-"))
-    master, env = _pool.start_pool(root, ["DAEMON_LIST = MASTER COLLECTOR"],
+    master, _env = _pool.start_pool(root, ["DAEMON_LIST = MASTER COLLECTOR"],
                                    ["status", "-collector", "-af", "Name"], "collector")
     try:
         from htcd.wire.address import Address

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import _pool  # noqa: E402
+import _pool
 
 HTCD = _pool.HTCD
 ANCHOR = 20.0  # seconds per cycle, 1,000 slots with many autoclusters (HTCondor 8.2/8.3 charts)

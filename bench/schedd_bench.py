@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).parent))
-import _pool  # noqa: E402
+import _pool
 
 HTCD = _pool.HTCD
 SUBMIT = "executable = /bin/true\ntransfer_executable = false\narguments = $(Process)\n"

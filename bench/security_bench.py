@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-import _pool  # noqa: E402
-from collector_bench import slot_ad  # noqa: E402
+import _pool
+from collector_bench import slot_ad
 
 
 def rate(n: int, fn: Any) -> float:

@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _pool import HTCD, start_pool, stop_pool  # noqa: E402
+from _pool import HTCD, start_pool, stop_pool
 
-from htcd.classad import ClassAd  # noqa: E402
-from htcd.config import load  # noqa: E402
+from htcd.classad import ClassAd
+from htcd.config import load
 
 
 def policy_pass(slots: int, rounds: int) -> tuple[float, float]:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import _pool  # noqa: E402
+import _pool
 
 HTCD = _pool.HTCD
 

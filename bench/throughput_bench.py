@@ -38,7 +38,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _pool import HTCD, daemon_pid, start_pool  # noqa: E402
+from _pool import HTCD, daemon_pid, start_pool
 
 THROUGHPUT_ANCHOR = 50.0
 SHADOW_ANCHOR_KB = 386.0

@@ -24,7 +24,7 @@ def build(source: Path, site: Path) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_example_plugin_builds_and_its_tests_pass_on_a_personal_pool(pool_dir) -> None:  # noqa: ANN001
+def test_example_plugin_builds_and_its_tests_pass_on_a_personal_pool(pool_dir) -> None:
     source = pool_dir / "htcd-example-plugin"
     shutil.copytree(EXAMPLE, source)
     site = pool_dir / "site"

@@ -22,22 +22,22 @@ def test_vanilla_registers_through_the_entry_point_group() -> None:
 
 class Broken:
     @hookimpl
-    def htcd_register_universes(self, registry) -> None:  # noqa: ANN001
+    def htcd_register_universes(self, registry) -> None:
         registry.add("half", object)
         raise RuntimeError("plugin bug")
 
     @hookimpl
-    def htcd_machine_attributes(self, config) -> None:  # noqa: ANN001
+    def htcd_machine_attributes(self, config) -> None:
         raise ValueError("also broken")
 
 
 class Good:
     @hookimpl
-    def htcd_machine_attributes(self, config) -> dict:  # noqa: ANN001
+    def htcd_machine_attributes(self, config) -> dict:
         return {"HasThing": True}
 
 
-def test_broken_plugin_is_disabled_and_others_work(caplog) -> None:  # noqa: ANN001
+def test_broken_plugin_is_disabled_and_others_work(caplog) -> None:
     pm = PluginManager(logging.getLogger("test-plugins")).load_entry_points()
     pm.register(Broken(), "broken")
     pm.register(Good(), "good")
@@ -50,7 +50,7 @@ def test_broken_plugin_is_disabled_and_others_work(caplog) -> None:  # noqa: ANN
     assert "plugin broken disabled" in caplog.text
 
 
-def test_unloadable_entry_point_is_disabled(pool_dir, monkeypatch) -> None:  # noqa: ANN001
+def test_unloadable_entry_point_is_disabled(pool_dir, monkeypatch) -> None:
     """A real installed distribution whose entry point names a module that does not exist."""
     dist = pool_dir / "ghost_plugin-1.0.dist-info"
     dist.mkdir()
@@ -68,7 +68,7 @@ class Templates:
         return [("POLICY", "Test_Only_Plugin", "START = $(1:TRUE) && KeyboardIdle > 0\n")]
 
 
-def test_plugin_templates_are_fetched_only_when_needed(pool_dir) -> None:  # noqa: ANN001
+def test_plugin_templates_are_fetched_only_when_needed(pool_dir) -> None:
     from htcd import config
 
     calls = []
@@ -117,11 +117,11 @@ def test_an_implementation_gets_only_the_arguments_it_declares() -> None:
 
 class Misspelled:
     @hookimpl
-    def htcd_register_universe(self, registry) -> None:  # noqa: ANN001 - no such hook: universes
+    def htcd_register_universe(self, registry) -> None:  # no such hook: universes
         raise AssertionError("never called")
 
 
-def test_a_misspelled_hook_disables_its_plugin_with_the_hook_named(caplog) -> None:  # noqa: ANN001
+def test_a_misspelled_hook_disables_its_plugin_with_the_hook_named(caplog) -> None:
     pm = PluginManager()
     with caplog.at_level(logging.ERROR):
         pm.register(Misspelled(), "typo")
@@ -136,13 +136,13 @@ def test_a_misspelled_hook_disables_its_plugin_with_the_hook_named(caplog) -> No
 
 class OldWrapper:
     @hookimpl(hookwrapper=True)
-    def htcd_machine_attributes(self, config):  # noqa: ANN001, ANN201
+    def htcd_machine_attributes(self, config):
         yield
 
 
 class NewWrapper:
     @hookimpl(wrapper=True)
-    def htcd_register_universes(self, registry):  # noqa: ANN001, ANN201
+    def htcd_register_universes(self, registry):
         return (yield)
 
 
@@ -165,7 +165,7 @@ def htcd_machine_attributes():
 """
 
 
-def install(site, module: str, text: str, entry: str) -> None:  # noqa: ANN001
+def install(site, module: str, text: str, entry: str) -> None:
     """A module and a distribution declaring it in the ``htcd`` group, as pip installs them."""
     (site / f"{module}.py").write_text(text)
     dist = site / f"{module}-1.0.dist-info"
@@ -174,7 +174,7 @@ def install(site, module: str, text: str, entry: str) -> None:  # noqa: ANN001
     (dist / "entry_points.txt").write_text(f"[htcd]\n{entry} = {module}\n")
 
 
-def test_a_blocked_plugin_is_not_loaded(pool_dir, monkeypatch) -> None:  # noqa: ANN001
+def test_a_blocked_plugin_is_not_loaded(pool_dir, monkeypatch) -> None:
     import sys
 
     install(pool_dir, "counting_plugin_xyz", COUNTING_PLUGIN, "Counting")
@@ -200,7 +200,7 @@ def fresh_manager() -> Iterator[None]:
     reset_plugin_manager()
 
 
-def test_one_manager_per_process_blocked_by_the_knob(pool_dir, monkeypatch, fresh_manager) -> None:  # noqa: ANN001
+def test_one_manager_per_process_blocked_by_the_knob(pool_dir, monkeypatch, fresh_manager) -> None:
     import sys
 
     from htcd import config
@@ -216,7 +216,7 @@ def test_one_manager_per_process_blocked_by_the_knob(pool_dir, monkeypatch, fres
     assert {p.name for p in pm.plugins() if p.blocked} == {"counting", "transfer_http"}
 
 
-def test_the_environment_blocks_before_the_config_is_read(monkeypatch, fresh_manager) -> None:  # noqa: ANN001
+def test_the_environment_blocks_before_the_config_is_read(monkeypatch, fresh_manager) -> None:
     monkeypatch.setenv("_HTCD_PLUGINS_BLOCKED", "docker vanilla")
     pm = get_plugin_manager()
     assert set(pm.universes()) == set()
@@ -228,7 +228,7 @@ def test_blocked_names() -> None:
     assert blocked_names(None) == set() == blocked_names("")
 
 
-def test_each_broken_entry_point_is_disabled_for_its_own_fault(pool_dir, monkeypatch) -> None:  # noqa: ANN001
+def test_each_broken_entry_point_is_disabled_for_its_own_fault(pool_dir, monkeypatch) -> None:
     """pluggy's loader stops at the first failure; the others still load, and each unknown hook
     is charged to the plugin that names it."""
     import sys

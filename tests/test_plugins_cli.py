@@ -26,7 +26,7 @@ def htcd_machine_attributes():
 """
 
 
-def install(site, module: str, text: str, version: str = "1.0") -> None:  # noqa: ANN001
+def install(site, module: str, text: str, version: str = "1.0") -> None:
     (site / f"{module}.py").write_text(text)
     dist = site / f"{module}-{version}.dist-info"
     dist.mkdir()
@@ -34,13 +34,13 @@ def install(site, module: str, text: str, version: str = "1.0") -> None:  # noqa
     (dist / "entry_points.txt").write_text(f"[htcd]\n{module.removesuffix('_cli_xyz')} = {module}\n")
 
 
-def htcd_plugins(pool_dir, *args: str) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
+def htcd_plugins(pool_dir, *args: str) -> subprocess.CompletedProcess[str]:
     env = clean_env({"HTCD_CONFIG": str(pool_dir / "cfg"), "PYTHONPATH": str(pool_dir / "site")})
     return subprocess.run([sys.executable, "-m", "htcd", "plugins", *args], env=env, cwd=pool_dir,
                           capture_output=True, text=True, timeout=60)
 
 
-def test_htcd_plugins_lists_loaded_blocked_and_disabled_plugins(pool_dir) -> None:  # noqa: ANN001
+def test_htcd_plugins_lists_loaded_blocked_and_disabled_plugins(pool_dir) -> None:
     site = pool_dir / "site"
     site.mkdir()
     install(site, "typo_cli_xyz", BROKEN)
@@ -72,7 +72,7 @@ def test_htcd_plugins_lists_loaded_blocked_and_disabled_plugins(pool_dir) -> Non
     assert "    entry point: fine_cli_xyz" in long
 
 
-def test_htcd_plugins_exits_0_when_all_load(pool_dir) -> None:  # noqa: ANN001
+def test_htcd_plugins_exits_0_when_all_load(pool_dir) -> None:
     (pool_dir / "site").mkdir()
     (pool_dir / "cfg").write_text("\n")
     proc = htcd_plugins(pool_dir)

@@ -31,7 +31,7 @@ _PLAIN_REAL = re.compile(r"-?[0-9]+\.[0-9]+")
 class _Entry:
     """One attribute: original name, tree (parsed lazily from wire text), cached text and closure."""
 
-    __slots__ = ("name", "expr", "text", "fn", "const")
+    __slots__ = ("const", "expr", "fn", "name", "text")
 
     def __init__(self, name: str, expr: Expr | None, text: str | None) -> None:
         self.name = name
@@ -371,7 +371,7 @@ def _from_json(v: Any) -> Expr:
         if v.startswith("/Expr(") and v.endswith(")/"):
             return parse_expr(v[6:-2])
         return Literal(v)
-    if isinstance(v, bool) or isinstance(v, (int, float)):
+    if isinstance(v, (bool, int, float)):
         return literal(v)
     if isinstance(v, list):
         return ListExpr([_from_json(x) for x in v])
@@ -416,5 +416,15 @@ def rank(a: ClassAd, b: ClassAd) -> float:
     return 0.0
 
 
-__all__ = ["ClassAd", "parse_ad", "parse_old_ad", "parse_old_ads", "parse_json_ad", "matches",
-           "symmetric_match", "rank", "unparse_value", "to_bool3"]
+__all__ = [
+    "ClassAd",
+    "matches",
+    "parse_ad",
+    "parse_json_ad",
+    "parse_old_ad",
+    "parse_old_ads",
+    "rank",
+    "symmetric_match",
+    "to_bool3",
+    "unparse_value",
+]

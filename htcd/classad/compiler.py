@@ -151,10 +151,7 @@ def _compile_logic(fns: list[Fn], stop: bool) -> Fn:
         for f in rest:
             if v is stop:
                 return stop
-            if v is go:
-                v = _b3(f(s, c))
-            else:
-                v = _logic(v, partial(f, s, c), stop)
+            v = _b3(f(s, c)) if v is go else _logic(v, partial(f, s, c), stop)
         return _b3(v) if v is not False and v is not True else v
     return logic_n
 

@@ -68,7 +68,7 @@ def line_col(src: str, pos: int) -> tuple[int, int]:
 
 def is_number(t: str) -> bool:
     """Token text of a number literal, possibly with its '-' (a lone '.' or '-' is an operator)."""
-    return t[:1] in _NUMSTART and len(t) > 1 or t.isdecimal()
+    return (t[:1] in _NUMSTART and len(t) > 1) or t.isdecimal()
 
 
 def lex_problem(t: str) -> tuple[str, int] | None:
@@ -92,7 +92,7 @@ def lex_problem(t: str) -> tuple[str, int] | None:
 class Tok:
     """One token with its place in the text (for callers that read single tokens)."""
 
-    __slots__ = ("kind", "text", "pos", "end", "value")
+    __slots__ = ("end", "kind", "pos", "text", "value")
 
     def __init__(self, kind: str, text: str, pos: int, end: int, value: Value = None) -> None:
         self.kind = kind

@@ -290,7 +290,7 @@ _OP_TEXT = {"=?=": "is", "=!=": "isnt"}
 
 
 class Binary(Expr):
-    __slots__ = ("op", "left", "right")
+    __slots__ = ("left", "op", "right")
 
     def __init__(self, op: str, left: Expr, right: Expr) -> None:
         self.op = op
@@ -324,7 +324,7 @@ class Binary(Expr):
 class Cond(Expr):
     """``c ? a : b``."""
 
-    __slots__ = ("cond", "then", "other")
+    __slots__ = ("cond", "other", "then")
 
     def __init__(self, cond: Expr, then: Expr, other: Expr) -> None:
         self.cond = cond
@@ -361,7 +361,7 @@ class Elvis(Expr):
 
 
 class Call(Expr):
-    __slots__ = ("name", "args")
+    __slots__ = ("args", "name")
 
     def __init__(self, name: str, args: list[Expr]) -> None:
         self.name = name

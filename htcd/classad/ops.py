@@ -262,9 +262,8 @@ def unary(op: str, v: Value) -> object:
     elif op == "+":
         if t is int or t is float or t is RelTime:
             return v
-    elif op == "~":
-        if t is int:
-            return ~v
+    elif op == "~" and t is int:
+        return ~v
     if v is UNDEFINED:
         return UNDEFINED
     return ERROR

@@ -87,7 +87,7 @@ class Parser:
     a counter.  Tree height is only tracked when the text has more tokens than MAX_HEIGHT (every
     node consumes a token, so shorter text cannot build a taller tree)."""
 
-    __slots__ = ("src", "old", "toks", "i", "deep", "heights")
+    __slots__ = ("deep", "heights", "i", "old", "src", "toks")
 
     def __init__(self, src: str, old: bool = False) -> None:
         if not isinstance(src, str):
@@ -478,7 +478,7 @@ class Parser:
         v = int(t)
         if not INT_MIN <= v <= INT_MAX:
             raise self.error("integer literal out of 64-bit range", i, 1 if t[0] == "-" else 0)
-        if t[0] == "0" and len(t) > 1 or t[:2] == "-0" and len(t) > 2:
+        if (t[0] == "0" and len(t) > 1) or (t[:2] == "-0" and len(t) > 2):
             raise self.error("bad number")  # reported as the lexical error it is
         return Literal(v)
 

@@ -48,7 +48,7 @@ class AdTemplate(Protocol):
 class Ctx:
     """Who MY and TARGET are during one evaluation, and which attributes are mid-evaluation."""
 
-    __slots__ = ("my", "target", "busy", "_swap")
+    __slots__ = ("_swap", "busy", "my", "target")
 
     def __init__(self, my: Scope | None, target: Scope | None, busy: set[int] | None = None) -> None:
         self.my = my

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from htcd.client.schedd import ScheddClient
 
 ACTIONS = {"rm": ("remove", "marked for removal"), "hold": ("hold", "held"), "release": ("release", "released")}
 
@@ -25,7 +29,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     return run
 
 
-def _schedd(args: argparse.Namespace):  # noqa: ANN202
+def _schedd(args: argparse.Namespace) -> ScheddClient:
     from htcd.cli import common
     from htcd.client import schedd
 

@@ -94,7 +94,11 @@ def run(args: argparse.Namespace) -> int:
     if args.target_file:
         target = _read_file(args.target_file)
     if args.target:
-        target = parse_ad(args.target) if target is None else (target.update(parse_ad(args.target)) or target)
+        extra = parse_ad(args.target)
+        if target is None:
+            target = extra
+        else:
+            target.update(extra)
     out = sys.stdout
     printed = False
     for item in args.items:

@@ -150,8 +150,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
         else:
             try:
-                with open(args.upgrade_file, "w", encoding="utf-8") as f:
-                    f.write(text)
+                with open(args.upgrade_file, "w", encoding="utf-8") as out:
+                    out.write(text)
             except OSError as err:
                 raise UserError(f"cannot write {args.upgrade_file}: {err.strerror}") from None
         return 0

@@ -48,7 +48,8 @@ def _master(args: argparse.Namespace) -> tuple[Any, str]:
     return master.address(common.config(), args.name)
 
 
-def _send(args: argparse.Namespace, command: str, label: str, subject: str | None = None, **cmd_args: Any) -> int:
+def _send(args: argparse.Namespace, command: str, label: str, subject: str | None = None, /,
+          **cmd_args: Any) -> int:
     from htcd.client import master
 
     addr, who = _master(args)

@@ -13,6 +13,10 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from htcd.config import Config
 
 CLASSES = {
     "master": "htcd.master.daemon:Master", "collector": "htcd.collector.daemon:Collector",
@@ -46,15 +50,15 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     return run
 
 
-def _refuse_second_master(cfg: object) -> None:
+def _refuse_second_master(cfg: Config) -> None:
     from htcd.client import daemoncore
     from htcd.errors import UserError
     from htcd.wire import locate
 
-    addr = locate.local_daemon(cfg, "MASTER")  # type: ignore[arg-type]
+    addr = locate.local_daemon(cfg, "MASTER")
     if addr is None or not daemoncore.answers(addr, timeout=5):
         return  # none, or a stale address file from a master that died
-    raise UserError(f"a master is already running at {addr} (LOCAL_DIR {cfg.get('LOCAL_DIR')}); "  # type: ignore[attr-defined]
+    raise UserError(f"a master is already running at {addr} (LOCAL_DIR {cfg.get('LOCAL_DIR')}); "
                     "stop it with 'htcd off' first")
 
 

@@ -111,7 +111,7 @@ class Inventory:
             depth[name] = max(depth.get(name, 0), d)
             for child in self.groups[name].children:
                 if child in self.groups:
-                    walk(child, d + 1, path + (name,))
+                    walk(child, d + 1, (*path, name))
 
         walk("all", 0, ())
         for name in self.groups:
@@ -310,8 +310,8 @@ def load(source: str) -> Inventory:
         for child in g.children:
             inv.group(child)
     for host in inv.order:  # every host is in "all"; those in no named group are "ungrouped"
-        if not any(host in g.hosts for n, g in inv.groups.items() if n not in ("all", "ungrouped")):
-            if host not in inv.groups["ungrouped"].hosts:
-                inv.groups["ungrouped"].hosts.append(host)
+        named = any(host in g.hosts for n, g in inv.groups.items() if n not in ("all", "ungrouped"))
+        if not named and host not in inv.groups["ungrouped"].hosts:
+            inv.groups["ungrouped"].hosts.append(host)
     _read_vars_dirs(inv, base)
     return inv

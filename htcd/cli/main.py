@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 from htcd.errors import UserError
 
@@ -53,7 +54,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 class Parser(argparse.ArgumentParser):
     """argparse, with HTCondor-style messages and exit status 2 for usage errors."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
 

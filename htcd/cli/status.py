@@ -69,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
         wanted = projection(args, ad_type)
         ads = collector.query(cfg, ad_type, constraint, wanted, args.limit)
         for _ in range(3):  # values that are expressions over attributes left out: ask again with them
-            more = missing_references(ads, wanted) if wanted is not None and (args.af or args.format) else None
+            if wanted is None or not (args.af or args.format):
+                break
+            more = missing_references(ads, wanted)
             if not more:
                 break
             wanted = sorted({*wanted, *more})
@@ -122,7 +124,7 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _references(text: str) -> set[str]:
+def _references(text: str) -> frozenset[str]:
     from htcd.classad.references import references
 
     try:
@@ -136,7 +138,7 @@ def missing_references(ads: list[ClassAd], wanted: list[str]) -> set[str]:
     expression such as ``Requirements = START`` evaluates as in the whole ad.  Literal values, the
     usual case, are recognized from their text and cost no parsing."""
     have = {w.lower() for w in wanted}
-    refs_of: dict[str, set[str]] = {}
+    refs_of: dict[str, frozenset[str]] = {}
     found: set[str] = set()
     for ad in ads:
         for name in ad:
@@ -148,7 +150,7 @@ def missing_references(ads: list[ClassAd], wanted: list[str]) -> set[str]:
                 try:
                     refs = refs_of[text] = _references(text)
                 except UserError:
-                    refs = refs_of[text] = set()
+                    refs = refs_of[text] = frozenset()
             found |= refs
     return found - have
 

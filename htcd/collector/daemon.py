@@ -12,7 +12,7 @@ import contextlib
 import gc
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 from htcd.classad import ClassAd
@@ -381,7 +381,7 @@ class Collector(Daemon):
             raise CommandError(f"bad constraint: {exc}", "BAD_CONSTRAINT") from None
         return plan
 
-    async def _select(self, ad_type: str, plan: query.Plan) -> AsyncIterator[Entry]:
+    async def _select(self, ad_type: str, plan: query.Plan) -> AsyncGenerator[Entry, None]:
         """The matching entries, yielding the loop whenever a slice of work is used up."""
         self.queries += 1
         if ad_type.lower() in ("collector", "any"):

@@ -125,7 +125,7 @@ class Forwarder:
             await link.request(command, **args)
             self.forwarded += 1
             return
-        batch = []
+        batch: list[dict[str, Any]] = []
         while queue and queue[0][0] == "UPDATE_AD" and len(batch) < BATCH:
             batch.append(queue.popleft()[1])
         await link.request("UPDATE_AD", updates=batch)

@@ -12,13 +12,14 @@ so a bucket may be a superset of the true matches, never a subset.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable
+from typing import Any, Generic, TypeVar
 
 from htcd.classad import UNDEFINED, parse_expr
 from htcd.errors import UserError
 
-if TYPE_CHECKING:
-    from htcd.collector.store import Entry
+#: What an index holds: the store's entries (any hashable object to this module).
+Entry = TypeVar("Entry", bound=Hashable)
 
 OTHER = object()  # the text is an expression: always a candidate
 NONE = object()  # the text can never equal a literal (UNDEFINED, ERROR, a list...)
@@ -33,9 +34,9 @@ def normalize(value: object) -> Any:
     """The bucket of a literal value (NONE if no ``==`` with a literal can be true)."""
     t = type(value)
     if t is str:
-        return value.lower()  # type: ignore[attr-defined]
+        return value.lower()  # type: ignore[attr-defined]  # t is str; mypy narrows no alias of type()
     if t is bool or t is int or t is float:
-        return float(value)  # type: ignore[arg-type]
+        return float(value)  # type: ignore[arg-type]  # t is a number type, as above
     return NONE
 
 
@@ -69,10 +70,10 @@ def norm_of_text(text: str | None) -> Any:
     return norm
 
 
-class Index:
+class Index(Generic[Entry]):
     """Entries of one ad table by the normalized value of one attribute."""
 
-    __slots__ = ("attr", "buckets", "other", "ready", "hits")
+    __slots__ = ("attr", "buckets", "hits", "other", "ready")
 
     def __init__(self, attr: str) -> None:
         self.attr = attr  # lower-case name

@@ -18,21 +18,32 @@ import contextlib
 import fnmatch
 import ipaddress
 import json
+import logging
 import re
 import socket
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from htcd.classad import ClassAd
+from htcd.config import Config
 from htcd.errors import UserError
 from htcd.pacer import Pacer
 
-if TYPE_CHECKING:
-    from htcd.collector.daemon import Collector
+
+class Collector(Protocol):
+    """What the endpoint needs of the collector daemon: its config and log, and its ads."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def log(self) -> logging.Logger: ...
+
+    def ads(self, ad_type: str, constraint: str | None = None) -> Iterator[ClassAd]: ...
 
 DEFAULT_ALLOW = "127.0.0.0/8, ::1"
 OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -368,7 +379,7 @@ def _escape(text: str) -> str:
 
 
 def _number_text(v: float) -> str:
-    if isinstance(v, int) or float(v).is_integer() and abs(v) < 1e15:
+    if isinstance(v, int) or (float(v).is_integer() and abs(v) < 1e15):
         return str(int(v))
     return repr(float(v))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from htcd.classad import ClassAd, Expr, is_true, parse_expr
 from htcd.classad.analyze import conjuncts
@@ -38,7 +38,7 @@ def refs_of(expr: Expr) -> frozenset[str] | None:
         node = stack.pop()
         t = type(node)
         if t is AttrRef:
-            low = node.lname  # type: ignore[attr-defined]
+            low = cast(AttrRef, node).lname
             if low in SCOPES:
                 if low != "target":
                     return None  # the whole ad as a value
@@ -46,13 +46,14 @@ def refs_of(expr: Expr) -> frozenset[str] | None:
             out.add(low)
             continue
         if t is Select:
-            base = node.base  # type: ignore[attr-defined]
+            sel = cast(Select, node)
+            base = sel.base
             if type(base) is AttrRef and base.lname in SCOPES:
-                out.add(node.lname)  # type: ignore[attr-defined]
+                out.add(sel.lname)
                 continue
             stack.append(base)
             continue
-        if t is Call and node.name.lower() in DYNAMIC_FUNCTIONS:  # type: ignore[attr-defined]
+        if t is Call and cast(Call, node).name.lower() in DYNAMIC_FUNCTIONS:
             return None
         stack.extend(node._kids())
     return frozenset(out)
@@ -60,9 +61,10 @@ def refs_of(expr: Expr) -> frozenset[str] | None:
 
 def text_refs(text: str) -> frozenset[str] | None:
     """``refs_of`` an attribute's wire text (cached; literals read nothing)."""
-    found = _REFS.get(text, False)
-    if found is not False:
-        return found  # type: ignore[return-value]
+    try:
+        return _REFS[text]
+    except KeyError:
+        pass  # not seen yet (a miss is rare: the texts of a pool repeat)
     norm = norm_of_text(text)
     if norm is not OTHER and norm is not NONE:
         refs: frozenset[str] | None = frozenset()
@@ -86,9 +88,8 @@ def _eq_conjunct(e: Expr) -> tuple[str, Any] | None:
         return None
     for ref, lit in (items, items[::-1]):
         name = None
-        if type(ref) is AttrRef and ref.lname not in SCOPES:
-            name = ref.lname
-        elif type(ref) is Select and type(ref.base) is AttrRef and ref.base.lname == "my":
+        if ((type(ref) is AttrRef and ref.lname not in SCOPES)
+                or (type(ref) is Select and type(ref.base) is AttrRef and ref.base.lname == "my")):
             name = ref.lname
         if name is not None and isinstance(lit, Literal):
             norm = normalize(lit.value)
@@ -208,9 +209,13 @@ def select(store: AdStore, ad_type: str, p: Plan, now: float | None = None) -> I
                 if e.live and e.expires > now and p.matches(store, e):
                     yield e
             continue
-        bucket, other = found if found is not None else (None, None)
-        for e in table.walk(every=YIELD_EVERY):
-            if e is None:
+        bucket: set[Entry] | None = None
+        other: set[Entry] = set()
+        if found is not None:
+            bucket, other = found
+        for walked in table.walk(every=YIELD_EVERY):
+            if walked is None:
                 yield None
-            elif (bucket is None or e in bucket or e in other) and e.expires > now and p.matches(store, e):  # type: ignore[operator]
-                yield e
+            elif ((bucket is None or walked in bucket or walked in other) and walked.expires > now
+                  and p.matches(store, walked)):
+                yield walked

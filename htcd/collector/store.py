@@ -55,10 +55,11 @@ def _merge_case(wire: dict[str, str]) -> dict[str, str]:
     return dict(merged.values())
 
 
-class _Interner(dict):  # type: ignore[type-arg]
+class _Interner(dict[str, str]):
     """One attribute's distinct texts; lookups of known texts stay in C (``__getitem__``)."""
 
     __slots__ = ("column",)
+    column: Column
 
     def __missing__(self, text: str) -> str:
         if len(self) >= INTERN_LIMIT:
@@ -91,7 +92,7 @@ class Column:
 class Layout:
     """The attribute names of an ad, in the order sent, shared by every ad sent alike."""
 
-    __slots__ = ("names", "index", "interners", "version", "plans", "__weakref__")
+    __slots__ = ("__weakref__", "index", "interners", "names", "plans", "version")
 
     def __init__(self, names: tuple[str, ...]) -> None:
         self.names = names
@@ -127,8 +128,24 @@ class Layout:
 class Entry:
     """One stored ad and what the collector knows about its sender."""
 
-    __slots__ = ("key", "layout", "values", "private", "heard", "expires", "identity", "method",
-                 "start", "seq", "total", "sequenced", "lost", "history", "live", "pos")
+    __slots__ = (
+        "expires",
+        "heard",
+        "history",
+        "identity",
+        "key",
+        "layout",
+        "live",
+        "lost",
+        "method",
+        "pos",
+        "private",
+        "seq",
+        "sequenced",
+        "start",
+        "total",
+        "values",
+    )
 
     def __init__(self, key: Key, layout: Layout, values: tuple[str, ...]) -> None:
         self.key = key
@@ -168,7 +185,7 @@ class Table:
         self.blob_layouts: weakref.WeakValueDictionary[bytes, Layout] = weakref.WeakValueDictionary()
         self.columns: dict[str, Column] = {}
         self.column_version = 0
-        self.indexes: dict[str, Index] = {}
+        self.indexes: dict[str, Index[Entry]] = {}
         # statistics over the collector's lifetime
         self.updates_total = 0
         self.updates_sequenced = 0
@@ -211,7 +228,7 @@ class Table:
             if every and i % every == 0:
                 yield None
 
-    def want_index(self, attr: str) -> Index | None:
+    def want_index(self, attr: str) -> Index[Entry] | None:
         """The index of ``attr``, created (not yet built) if there is room for one more."""
         idx = self.indexes.get(attr)
         if idx is None and len(self.indexes) < MAX_INDEXES:
@@ -421,11 +438,11 @@ class AdStore:
         return len(gone)
 
     # -- indexes -----------------------------------------------------------------------------
-    def pending_builds(self) -> list[tuple[Table, Index]]:
+    def pending_builds(self) -> list[tuple[Table, Index[Entry]]]:
         return [(t, i) for t in self.tables.values() for i in t.indexes.values() if not i.ready]
 
     @staticmethod
-    def build_steps(table: Table, idx: Index, chunk: int = 10_000) -> Iterator[None]:
+    def build_steps(table: Table, idx: Index[Entry], chunk: int = 10_000) -> Iterator[None]:
         """Fill ``idx`` from the table's ads, yielding every ``chunk`` ads.  Updates made
         meanwhile keep it right themselves (they move entries of every index, built or not)."""
         attr = idx.attr

@@ -10,6 +10,7 @@ far less per datagram than asyncio's one-datagram-per-wakeup transport.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import socket
@@ -187,10 +188,8 @@ class UdpListener:
         if len(self._noticed) > 10_000:
             self._noticed.clear()
         self._noticed[addr] = now
-        try:
+        with contextlib.suppress(OSError):
             self.sock.sendto(udp.notice(sid), addr)
-        except OSError:
-            pass
 
     def _log_drops(self, force: bool = False) -> None:
         now = time.monotonic()

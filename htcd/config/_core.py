@@ -14,6 +14,7 @@ from htcd.config import conditionals
 from htcd.config._expand import Arith, ConfigError, expand, find_close, split_top
 from htcd.config._lines import assignment, first_word
 from htcd.config._table import COMPUTED, fallback, table
+from htcd.config.persist_file import persistent_file
 
 #: The HTCondor release whose config language this follows; ``if version`` compares with it.
 MAX_INCLUDE_DEPTH = 20
@@ -41,7 +42,7 @@ _FALSE = {"false", "no", "f", "n", "0", "off"}
 class Entry:
     """One definition: its spelling, raw text and where it came from."""
 
-    __slots__ = ("name", "raw", "source", "line")
+    __slots__ = ("line", "name", "raw", "source")
 
     def __init__(self, name: str, raw: str, source: str, line: int) -> None:
         self.name = name
@@ -417,7 +418,7 @@ class _Parser:
                 active = self._conditional(lw, rest, stack, active, source, where(lineno))
                 continue
             name, op, value = assignment(line)
-            if op == "@=":
+            if op == "@=" and name is not None:
                 tag = value.strip()
                 body: list[str] = []
                 while True:
@@ -760,8 +761,6 @@ def _locals(cfg: Config, parser: _Parser) -> None:
 
 def _persistent(cfg: Config, parser: _Parser) -> None:
     """The daemon's ``config_val -set`` file, when ENABLE_PERSISTENT_CONFIG allows it."""
-    from htcd.config.persist import persistent_file
-
     path = persistent_file(cfg)
     if path is not None and os.path.exists(path):
         parser.parse_file(path)

@@ -6,8 +6,7 @@ targets and the self-reference rewrite done when a knob is defined.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from htcd.errors import UserError
 
@@ -54,7 +53,7 @@ def split_top(text: str, sep: str, maxsplit: int = -1) -> list[str]:
 Lookup = Callable[[str], "str | None"]
 
 
-def expand(text: str, lookup: Callable[[str, list[str]], str | None], env: dict[str, str] | os._Environ,
+def expand(text: str, lookup: Callable[[str, list[str]], str | None], env: Mapping[str, str],
            stack: list[str]) -> str:
     """Expand every macro of ``text``; ``lookup(name, stack)`` returns a knob's expanded value.
 

@@ -101,7 +101,7 @@ def version_test(text: str, source: str, line: int) -> bool:
         parts = tuple(int(x) for x in ver.split("."))
     except ValueError:
         raise ConfigError(f"bad version {ver!r}: expected x.y or x.y.z", source=source, line=line) from None
-    want = (parts + (0, 0, 0))[:3]
+    want = (*parts, 0, 0, 0)[:3]
     have = COMPAT_VERSION
     return {">=": have >= want, "<=": have <= want, "==": have == want, "!=": have != want,
             ">": have > want, "<": have < want}[op]

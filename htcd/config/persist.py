@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from htcd.config._expand import ConfigError
 from htcd.config._lines import assignment
 from htcd.config._table import table
+from htcd.config.persist_file import persistent_disabled, persistent_file
 
 if TYPE_CHECKING:
     from htcd.config._core import Config
@@ -28,24 +29,6 @@ if TYPE_CHECKING:
 #: Knobs that decide who may change the config; a remote client never sets them.
 _PROTECTED = ("ENABLE_PERSISTENT_CONFIG", "PERSISTENT_CONFIG_DIR", "ENABLE_RUNTIME_CONFIG", "*SETTABLE_ATTRS*")
 HEADER = "# Persistent settings made with 'htcd config_val -set'; rewritten by the daemon, do not edit.\n"
-
-
-def persistent_file(cfg: Config) -> str | None:
-    """The persistent-config file of the daemon ``cfg`` is loaded for, or None when disabled."""
-    reason = persistent_disabled(cfg)
-    if reason is not None:
-        return None
-    folder = cfg.get("PERSISTENT_CONFIG_DIR") or ""
-    return os.path.join(folder, f".config.{cfg.local_name or cfg.subsystem}")
-
-
-def persistent_disabled(cfg: Config) -> str | None:
-    """Why persistent config is off for ``cfg`` (naming the knob), or None when it is on."""
-    if not cfg.get_bool("ENABLE_PERSISTENT_CONFIG", False):
-        return "ENABLE_PERSISTENT_CONFIG is not true"
-    if not cfg.get("PERSISTENT_CONFIG_DIR"):
-        return "PERSISTENT_CONFIG_DIR is not set"
-    return None
 
 
 def format_assignment(name: str, raw: str) -> list[str]:
@@ -158,10 +141,8 @@ def write_settings(path: str, settings: dict[str, str]) -> None:
     """Replace ``path`` atomically (temp file, fsync, rename); no settings removes it."""
     folder = os.path.dirname(path) or "."
     if not settings:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-        except FileNotFoundError:
-            pass
         return
     os.makedirs(folder, mode=0o755, exist_ok=True)
     text = HEADER + "".join(line + "\n" for n, v in settings.items() for line in format_assignment(n, v))

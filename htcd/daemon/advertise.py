@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from htcd.errors import UserError
 from htcd.wire import locate, udp
@@ -30,7 +30,24 @@ from htcd.wire.client import AsyncConnection, acall
 from htcd.wire.errors import ProtocolError, RemoteError, WireError
 
 if TYPE_CHECKING:
-    from htcd.daemon.core import Daemon
+    from htcd.config import Config
+    from htcd.wire.server import Server
+
+
+class Daemon(Protocol):
+    """What the advertiser uses of its daemon (:class:`htcd.daemon.core.Daemon`)."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def log(self) -> logging.Logger: ...
+
+    @property
+    def start_time(self) -> int: ...
+
+    @property
+    def server(self) -> Server: ...
 
 LOG_EVERY = 60.0  # seconds between two log lines about the same unreachable collector
 

@@ -17,7 +17,7 @@ the same for code (e.g. a startd drained with ``-exit-on-completion``).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from htcd.errors import UserError
 from htcd.wire import locate
@@ -25,7 +25,37 @@ from htcd.wire.client import acall
 from htcd.wire.errors import WireError
 
 if TYPE_CHECKING:
-    from htcd.daemon.core import Daemon
+    import asyncio
+    import logging
+    from collections.abc import Awaitable, Callable
+
+    from htcd.classad import ClassAd
+    from htcd.config import Config
+
+
+class Daemon(Protocol):
+    """What the shutdown check and the keepalive use of a daemon (:class:`htcd.daemon.core.Daemon`)."""
+
+    @property
+    def subsystem(self) -> str: ...
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def log(self) -> logging.Logger: ...
+
+    @property
+    def stopping(self) -> asyncio.Event: ...
+
+    def request_stop(self, fast: bool = False, peaceful: bool = False) -> None: ...
+
+    def update_interval(self) -> int: ...
+
+    def every(self, interval: Callable[[], float], action: Callable[[], Awaitable[Any]], what: str,
+              first: float = 0.0, during_shutdown: bool = False) -> None: ...
+
+    def make_ad(self) -> ClassAd | None: ...
 
 DAEMON_NO_RESTART = 99
 NOT_RESPONDING_TIMEOUT = 3600

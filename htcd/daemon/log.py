@@ -78,7 +78,7 @@ class LineFormatter(logging.Formatter):
             text += f".{int(created * 1000) % 1000:03d}"
         return text
 
-    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+    def formatMessage(self, record: logging.LogRecord) -> str:  # logging's name
         parts = [self.stamp(record.created)]
         if self.header:
             if "D_FDS" in self.header:

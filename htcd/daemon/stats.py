@@ -153,7 +153,7 @@ def describe(handle: Any) -> str:
 
 # -- the loop monitor ----------------------------------------------------------------------------
 
-class _TimedReady(collections.deque):  # type: ignore[type-arg]
+class _TimedReady(collections.deque):
     """The loop's ready queue, timing each callback it hands out (the time to the next hand-out
     or to the next ``select()``), to name what made a long iteration long."""
 
@@ -245,8 +245,8 @@ class DaemonStats:
                 self._last_wait = t1 - t0
                 self._iter_start = t1
 
-        selector.select = select  # type: ignore[method-assign]
-        loop._ready = _TimedReady(ready, self)  # type: ignore[attr-defined]
+        selector.select = select
+        loop._ready = _TimedReady(ready, self)  # type: ignore[attr-defined]  # asyncio's private ready queue
         self._iter_start = self._last_select = self._cur_start = perf_counter()
         self._cur_handle = asyncio.current_task(loop)  # the step running now was not handed out by us
         self._cpu_mark = thread_time()

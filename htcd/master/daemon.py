@@ -172,7 +172,8 @@ class Master(Daemon):
     async def _wait_for_collector(self, timeout: float = 20.0) -> None:
         path = self.config.get("COLLECTOR_ADDRESS_FILE")
         deadline = time.monotonic() + timeout
-        while path and not os.path.exists(path) and time.monotonic() < deadline and not self.stopping.is_set():
+        # the collector (another process) writes the file: poll it, a stat being quick
+        while path and not os.path.exists(path) and time.monotonic() < deadline and not self.stopping.is_set():  # noqa: ASYNC110, ASYNC240
             await asyncio.sleep(0.02)
 
     async def start_child(self, child: Child) -> None:

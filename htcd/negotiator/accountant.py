@@ -191,7 +191,7 @@ class Accountant:
     def record(self, name: str) -> dict[str, object]:
         """One customer as HTCondor's Accounting ad attributes."""
         c = self.customers.get(name) or Customer(name)
-        user, _, domain = name.rpartition("@")
+        user = name.rpartition("@")[0]
         real = c.priority
         factor = self.factor(name)
         return {"Name": name, "Priority": round(real * factor, 6), "PriorityFactor": factor,

@@ -11,6 +11,7 @@ matching them (``matchmaker``); spin the pie again while slots and demand remain
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import time
@@ -122,10 +123,8 @@ class Negotiator(Daemon, PriorityCommands):
             interval = max(1, self.knob_int("NEGOTIATOR_INTERVAL", 60))
             wait = self.last_cycle_start + interval - time.time()
             if wait > 0:
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.wake.wait(), wait)
-                except TimeoutError:
-                    pass
             if self.stopping.is_set():
                 return
             delay = self.last_cycle_start + self.knob_int("NEGOTIATOR_CYCLE_DELAY") - time.time()
@@ -363,10 +362,8 @@ class Negotiator(Daemon, PriorityCommands):
     async def _close_conns(self) -> None:
         conns, self._conns = self._conns, {}
         for conn in conns.values():
-            try:
+            with contextlib.suppress(WireError, OSError):
                 await conn.close()
-            except (WireError, OSError):
-                pass
 
     async def _negotiate_with(self, sub: Submitter, pool: Pool, limit: float, ctx: Context,
                               figures: CycleFigures) -> int:
@@ -384,7 +381,7 @@ class Negotiator(Daemon, PriorityCommands):
             self.log.info("    Failed to connect to %s: %s", sub.schedd, exc)
             sub.done = True
             return 0
-        slot_ads = pool.sample()
+        slot_ads: list[dict[str, str]] | None = pool.sample()
         seen: set[int] = set()  # autoclusters asked about in this call (the next page skips them)
         while True:
             try:

@@ -5,7 +5,7 @@ plus what this cycle has matched so far."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 
@@ -30,7 +30,7 @@ def parse(text: object) -> dict[str, float]:
 class Limits:
     def __init__(self, knob: Callable[[str], str | None]) -> None:
         self.knob = knob
-        self.in_use: Counter[str] = Counter()
+        self.in_use: defaultdict[str, float] = defaultdict(float)
         self._max: dict[str, float] = {}
 
     def count(self, limits_texts: Iterable[object]) -> None:

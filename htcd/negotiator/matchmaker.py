@@ -77,7 +77,7 @@ def dynamic_request(job: ClassAd, slot_ad: ClassAd, modify: dict[str, str]) -> d
         value = filled.eval_expr(_parsed(modify.get(res) or default), target=slot_ad)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             value = filled.get_value(f"Request{res}", 1)
-        out[res] = int(math.ceil(float(value)))
+        out[res] = math.ceil(float(value))
     return out
 
 

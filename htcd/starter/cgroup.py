@@ -15,6 +15,7 @@ import contextlib
 import errno
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MOUNTS = "/proc/self/mounts"
@@ -61,7 +62,7 @@ def detect(mounts_file: str = MOUNTS) -> Layout | None:
 _probed: dict[str, Layout | None] = {}
 
 
-def available(base: str, log_problem=None) -> Layout | None:  # noqa: ANN001 - a logging callable
+def available(base: str, log_problem: Callable[[str], object] | None = None) -> Layout | None:
     """The layout if a job group can be made under ``base`` here (probed once per base)."""
     if base in _probed:
         return _probed[base]

@@ -36,7 +36,7 @@ def tree(root: int | None, cgroup: JobCgroup | None) -> list[psutil.Process]:
         pids: Iterable[int] = cgroup.procs()
     elif root:
         pids = set(session_members(root))
-        for pid in list(pids) + [root]:
+        for pid in [*pids, root]:
             with contextlib.suppress(psutil.Error):
                 pids.update(c.pid for c in psutil.Process(pid).children(recursive=True))
     else:

@@ -425,9 +425,9 @@ class Starter:
                 with contextlib.suppress(psutil.Error):
                     proc.send_signal(signum)
         finally:
-            if frozen:
+            if frozen and self.cgroup is not None:
                 with contextlib.suppress(OSError):
-                    self.cgroup.freeze(False)  # type: ignore[union-attr]
+                    self.cgroup.freeze(False)
 
     def suspend(self) -> None:
         """Claimed/Suspended: the whole job stops."""

@@ -443,24 +443,24 @@ class Translator:
             self.ad["UserLog"] = quote(os.path.normpath(os.path.join(self.iwd, log[0])))
 
     def _transfer(self) -> None:
-        stf = self.first("should_transfer_files")
-        value = stf[0].upper() if stf else "IF_NEEDED"
+        stf_text, stf_line = self.first("should_transfer_files") or ("IF_NEEDED", None)
+        value = stf_text.upper()
         if value in ("TRUE", "T"):
             value = "YES"
         if value in ("FALSE", "F"):
             value = "NO"
         if value not in ("YES", "NO", "IF_NEEDED"):
-            raise self.fail(f"should_transfer_files must be YES, NO or IF_NEEDED, not {stf[0]!r}",
-                            stf[1] if stf else None)
+            raise self.fail(f"should_transfer_files must be YES, NO or IF_NEEDED, not {stf_text!r}", stf_line)
         self.stf = value
         self.ad["ShouldTransferFiles"] = quote(value)
         stdin = self.first("input")
         self.input_files: list[str] = [stdin[0]] if stdin and stdin[0] != "/dev/null" else []
         wto = self.first("when_to_transfer_output")
-        wvalue = wto[0].upper() if wto else "ON_EXIT"
+        wto_text, wto_line = wto or ("ON_EXIT", None)
+        wvalue = wto_text.upper()
         if wvalue not in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
             raise self.fail("when_to_transfer_output must be ON_EXIT, ON_EXIT_OR_EVICT or ON_SUCCESS, "
-                            f"not {wto[0]!r}", wto[1] if wto else None)
+                            f"not {wto_text!r}", wto_line)
         if value == "NO" and wto is not None and wvalue != "ON_EXIT":
             raise self.fail("when_to_transfer_output needs should_transfer_files = YES or IF_NEEDED",
                             wto[1] if wto else None)
@@ -653,9 +653,8 @@ class Translator:
         net = self.first("docker_network_type") if universe == "docker" else None
         if net is not None and net[0].lower() not in ("none", "host"):  # a named network the slot must offer
             clauses.append("StringListMember(My.DockerNetworkType,TARGET.DockerNetworks)")
-        if universe not in UNIVERSES:
-            if not _mentions(user, "StarterAbilityList"):
-                clauses.append(plugin_universe_clause(universe))
+        if universe not in UNIVERSES and not _mentions(user, "StarterAbilityList"):
+            clauses.append(plugin_universe_clause(universe))
         if universe == "container":
             clauses.extend(c for c in self.container_clauses if not _mentions(user, c.split(".")[1]))
         elif universe != "docker" and not _mentions(user, "OpSys"):

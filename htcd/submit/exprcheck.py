@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 def _load_parser() -> Callable[[str], object] | None:
     try:
-        from htcd.classad import parse_expr  # type: ignore[attr-defined]
+        from htcd.classad import parse_expr
     except ImportError:
         return None
     return parse_expr
@@ -42,9 +42,8 @@ def _fallback_check(text: str) -> None:
             continue
         if c in "([{":
             stack.append(c)
-        elif c in ")]}":
-            if not stack or stack.pop() != pairs[c]:
-                raise ValueError(f"unbalanced '{c}'")
+        elif c in ")]}" and (not stack or stack.pop() != pairs[c]):
+            raise ValueError(f"unbalanced '{c}'")
         i += 1
     if stack:
         raise ValueError(f"unclosed '{stack[-1]}'")

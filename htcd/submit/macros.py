@@ -42,7 +42,7 @@ def _matching_paren(text: str, start: int) -> int:
     return -1
 
 
-_OPS: dict[type, Callable[..., object]] = {
+_OPS: dict[type, Callable[..., float | int]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.Mod: operator.mod, ast.FloorDiv: operator.floordiv,
     ast.USub: operator.neg, ast.UAdd: operator.pos,
@@ -59,9 +59,9 @@ def _arith(text: str) -> float | int:
                 and not isinstance(node.value, bool):
             return node.value
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](walk(node.left), walk(node.right))  # type: ignore[return-value]
+            return _OPS[type(node.op)](walk(node.left), walk(node.right))
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](walk(node.operand))  # type: ignore[return-value]
+            return _OPS[type(node.op)](walk(node.operand))
         raise MacroError(f"{text!r} is not a number")
 
     try:

@@ -84,7 +84,7 @@ class Reader:
             if not line:
                 continue
             src, ln = at or (source, num)
-            word = _WORD.match(line).group()  # type: ignore[union-attr]
+            word = _WORD.match(line).group()  # type: ignore[union-attr]  # the pattern matches the empty string
             rest = line[len(word):]
             lw = word.lower()
             keyword = not rest.lstrip().startswith("=")

@@ -22,7 +22,7 @@ import errno
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from htcd.transfer.paths import TransferError, open_beneath, safe_relpath
@@ -34,7 +34,7 @@ OpenFile = Callable[[str, int], int]  # (relative path, mode) -> a descriptor op
 MakeDir = Callable[[str, int], None]  # (relative path, mode)
 
 
-def file_frames(fd: int, rel: str, mode: int, chunk: int = CHUNK) -> Iterator[Frame]:
+def file_frames(fd: int, rel: str, mode: int, chunk: int = CHUNK) -> Generator[Frame, None, None]:
     """The frames of one open file, read ``chunk`` bytes at a time (the descriptor is closed)."""
     digest = hashlib.sha256()
     size = 0

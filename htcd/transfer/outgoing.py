@@ -30,7 +30,7 @@ import secrets
 import shutil
 import stat
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -56,7 +56,7 @@ KEEP = 600.0  # seconds delivered staged output waits for the shadow to fetch it
 FRAME_TIMEOUT = 300.0  # seconds the shadow waits for the next frame of the output
 OUTPUT_HOLD = 12  # HTCondor's HoldReasonCode TransferOutputError
 
-Frames = Callable[[list[str]], AsyncIterator[Any]]  # opens the FETCH_OUTPUT stream of those keys
+Frames = Callable[[list[str]], AsyncGenerator[Any, None]]  # opens the FETCH_OUTPUT stream of those keys
 
 
 class StreamBroken(TransferError):

@@ -70,7 +70,7 @@ def is_local_host(host: str) -> bool:
     except (OSError, UnicodeError):
         return False
     for family, _type, _proto, _name, sockaddr in infos:
-        ip = sockaddr[0]
+        ip = str(sockaddr[0])
         try:
             if ipaddress.ip_address(ip.split("%", 1)[0]).is_loopback:
                 return True

@@ -398,5 +398,5 @@ def _resolve(hosts: Iterable[str]) -> dict[str, list[str]]:
         except (OSError, UnicodeError):
             out[host] = []
             continue
-        out[host] = sorted({str(ipaddress.ip_address(i[4][0].split("%", 1)[0])) for i in infos})
+        out[host] = sorted({str(ipaddress.ip_address(str(i[4][0]).split("%", 1)[0])) for i in infos})
     return out

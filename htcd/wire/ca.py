@@ -9,6 +9,7 @@ SSL method.  Keys are ECDSA P-256: every TLS library speaks it.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import ipaddress
 import socket
@@ -100,10 +101,8 @@ def issue(ca_cert: str, ca_key: str, cert_path: str, key_path: str, common_name:
 def host_names(full_hostname: str, extra: list[str] | None = None) -> list[str]:
     """What a host certificate should name: the host's names and addresses, and loopback."""
     names = [full_hostname, socket.gethostname(), "localhost", "127.0.0.1", *(extra or [])]
-    try:
+    with contextlib.suppress(OSError):
         names += socket.gethostbyname_ex(socket.gethostname())[2]
-    except OSError:
-        pass
     seen: list[str] = []
     for n in names:
         if n and n not in seen:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import ssl
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 from htcd.wire.address import Address
@@ -218,7 +219,7 @@ class AsyncConnection:
     async def call(self, command: str, timeout: float | None = 60.0, **args: Any) -> Any:
         return _merge([p async for p in self.stream(command, timeout=timeout, **args)])
 
-    async def stream(self, command: str, timeout: float | None = 60.0, **args: Any) -> AsyncIterator[Any]:
+    async def stream(self, command: str, timeout: float | None = 60.0, **args: Any) -> AsyncGenerator[Any, None]:
         async with self._lock:
             try:
                 self.writer.write(encode({"cmd": command, "args": args}))
@@ -237,10 +238,8 @@ class AsyncConnection:
 
     async def close(self) -> None:
         self.writer.close()
-        try:
+        with contextlib.suppress(OSError, asyncio.CancelledError):
             await self.writer.wait_closed()
-        except (OSError, asyncio.CancelledError):
-            pass
 
     async def __aenter__(self) -> AsyncConnection:
         return self

@@ -20,7 +20,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any
+from typing import Any, Literal, overload
 
 import msgpack
 
@@ -87,7 +87,7 @@ class Request:
     args: dict[str, Any]
     identity: auth.Identity
     writer: asyncio.StreamWriter = field(repr=False)
-    conn: Connection = field(repr=False, default=None)  # type: ignore[assignment]
+    conn: Connection = field(repr=False)
 
     async def send_partial(self, result: Any) -> None:
         """Stream part of a reply; the final part is the handler's return value."""
@@ -121,8 +121,17 @@ class Request:
     def arg_int(self, name: str, default: int | None = None, required: bool = False) -> int:
         return self._typed(name, lambda v: type(v) is int, "an integer", default, required)
 
-    def arg_float(self, name: str, default: float | None = None, required: bool = False) -> float:
-        """A number (integer or float, finite) as a float."""
+    @overload
+    def arg_float(self, name: str, default: float, required: bool = False) -> float: ...
+
+    @overload
+    def arg_float(self, name: str, default: None = None, *, required: Literal[True]) -> float: ...
+
+    @overload
+    def arg_float(self, name: str, default: None = None, required: bool = False) -> float | None: ...
+
+    def arg_float(self, name: str, default: float | None = None, required: bool = False) -> float | None:
+        """A number (integer or float, finite) as a float; None only when absent without a default."""
         value = self._typed(name, lambda v: type(v) in (int, float) and v == v and abs(v) != float("inf"),
                             "a finite number", default, required)
         return value if value is None else float(value)

@@ -14,7 +14,7 @@ TIMEOUT = 300  # seconds without a byte before a download is given up
 
 def fetch(url: str, dest: BinaryIO, uid: int | None = None, gid: int | None = None) -> None:
     try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT) as reply:  # noqa: S310 - the scheme is http(s)
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as reply:  # the scheme is http(s)
             shutil.copyfileobj(reply, dest)
     except urllib.error.HTTPError as exc:
         raise OSError(f"{url}: HTTP error {exc.code} {exc.reason}") from None

@@ -16,10 +16,20 @@ import signal
 import subprocess
 
 from htcd.hookspecs import hookimpl
-from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError, join_cgroup
+from htcd.universe import (
+    ExitStatus,
+    JobContext,
+    RunningJob,
+    Universe,
+    UniverseError,
+    UniverseRegistry,
+    join_cgroup,
+)
 
 
 class VanillaJob(RunningJob):
+    pgid: int  # always set: the job leads its own process group
+
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
         self.pgid = proc.pid  # start_new_session: the job leads its own process group
@@ -64,8 +74,9 @@ class VanillaUniverse(Universe):
 
     async def start(self, ctx: JobContext) -> RunningJob:
         try:
-            with open(ctx.stdin, "rb") as stdin, open(ctx.stdout, "ab") as out, open(ctx.stderr, "ab") as err:
-                proc = subprocess.Popen(
+            # The starter runs this one job: opening its files and forking it may block the loop briefly.
+            with open(ctx.stdin, "rb") as stdin, open(ctx.stdout, "ab") as out, open(ctx.stderr, "ab") as err:  # noqa: ASYNC230
+                proc = subprocess.Popen(  # noqa: ASYNC220
                     [ctx.executable, *ctx.arguments], cwd=ctx.sandbox, env=ctx.environment,
                     stdin=stdin, stdout=out, stderr=err, start_new_session=True, close_fds=True,
                     user=ctx.uid, group=ctx.gid, extra_groups=[] if ctx.uid is not None and os.geteuid() == 0 else None,
@@ -77,5 +88,5 @@ class VanillaUniverse(Universe):
 
 
 @hookimpl
-def htcd_register_universes(registry) -> None:  # noqa: ANN001 - UniverseRegistry
+def htcd_register_universes(registry: UniverseRegistry) -> None:
     registry.add("vanilla", VanillaUniverse)

@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import threading
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -23,24 +24,24 @@ from htcd.wire.locate import read_address_file
 ONE_SLOT = {"NUM_CPUS": "1", "POLLING_INTERVAL": "0.5"}
 
 
-def kill_schedd(pool) -> int:  # noqa: ANN001
+def kill_schedd(pool) -> int:
     pid = pool.daemon_pids()["SCHEDD"]
     os.kill(pid, signal.SIGKILL)
     return pid
 
 
-def new_schedd(pool, old: int) -> int:  # noqa: ANN001
+def new_schedd(pool, old: int) -> int:
     return wait_for(lambda: (p := pool.daemon_pids().get("SCHEDD")) not in (None, old) and p, 60,
                     "the master to start a new schedd")
 
 
-def queue_empty(pool) -> bool:  # noqa: ANN001
+def queue_empty(pool) -> bool:
     """The schedd answers and its queue is empty (False while a restarted schedd is not up yet)."""
     proc = pool.htcd("q", "-af", "ClusterId", check=False)
     return proc.returncode == 0 and not proc.stdout.strip()
 
 
-def history_value(pool, attr: str) -> str:  # noqa: ANN001
+def history_value(pool, attr: str) -> str:
     return pool.htcd("history", "-af", attr).stdout.strip()
 
 
@@ -58,7 +59,7 @@ def test_one_claim_runs_many_jobs(make_pool) -> None:
     assert "releasing the claim on slot1@" in shadow
 
 
-def _offer(pool) -> str | None:  # noqa: ANN001
+def _offer(pool) -> str | None:
     collector = read_address_file(str(pool.local / "log" / ".collector_address"))
     with Connection(collector) as conn:
         private = conn.call("QUERY_PRIVATE_ADS", ad_type="Machine")
@@ -92,7 +93,7 @@ def test_alive_keeps_an_idle_claim_and_a_missed_lease_ends_it(make_pool) -> None
             assert alive.call("ALIVE", claim_ids=[claim_id]) == {"unknown": [claim_id]}
 
 
-def _running_waiter(pool, lease: int, log: str = "r.log") -> tuple[int, psutil.Process]:  # noqa: ANN001
+def _running_waiter(pool, lease: int, log: str = "r.log") -> tuple[int, psutil.Process]:
     script(pool, "wait.sh", WAITER)
     cluster = pool.submit(f"executable = wait.sh\narguments = 0\noutput = out.txt\nlog = {log}\n"
                           f"job_lease_duration = {lease}\nqueue\n")
@@ -126,7 +127,7 @@ def test_a_result_waits_for_the_restarted_schedd(make_pool) -> None:
     """The job ends while the schedd is down: the startd keeps its result and output for the
     lease, and the new schedd gets them at once when it reconnects."""
     pool = make_pool({**ONE_SLOT, "MASTER_SCHEDD_BACKOFF_CONSTANT": "5"}, slots=1)
-    cluster, proc = _running_waiter(pool, lease=120)
+    _running_waiter(pool, lease=120)
     old = kill_schedd(pool)
     (pool.jobs_dir / "go").touch()
     wait_for(lambda: "ended while its shadow is away" in pool.log("StartLog"), 30, "the job to end without a shadow")
@@ -140,7 +141,7 @@ def test_a_result_waits_for_the_restarted_schedd(make_pool) -> None:
 
 def test_a_lapsed_lease_kills_the_job_and_it_runs_again(make_pool) -> None:
     pool = make_pool({**ONE_SLOT, "MASTER_SCHEDD_BACKOFF_CONSTANT": "8"}, slots=1)
-    cluster, proc = _running_waiter(pool, lease=3)
+    _, proc = _running_waiter(pool, lease=3)
     first = proc.pid
     old = kill_schedd(pool)
     wait_for(lambda: "the job lease of job 1.0 expired" in pool.log("StartLog"), 30, "the EP to end the job")
@@ -188,4 +189,4 @@ def test_the_claim_id_stays_private(make_pool) -> None:
     for name in ("SchedLog", "ShadowLog", "StartLog", "StarterLog.slot1"):
         assert private not in pool.log(name), f"{name} shows the claim's secret"
     history = pool.htcd("config_val", "HISTORY").stdout.strip()
-    assert "ClaimId" not in open(history).read().replace("PublicClaimId", ""), "the history keeps no claim id"
+    assert "ClaimId" not in Path(history).read_text().replace("PublicClaimId", ""), "the history keeps no claim id"

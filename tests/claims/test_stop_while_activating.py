@@ -43,7 +43,7 @@ def input_sent(pool: Pool) -> bool:
     return bool(re.search(r"\(1\.0\) sent \d+ bytes of input", pool.log("ShadowLog")))
 
 
-def test_a_job_removed_while_its_claim_activates_is_stopped(make_pool) -> None:  # noqa: ANN001
+def test_a_job_removed_while_its_claim_activates_is_stopped(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     start_activating(pool)
     pool.htcd("rm", "1.0")
@@ -59,7 +59,7 @@ def test_a_job_removed_while_its_claim_activates_is_stopped(make_pool) -> None: 
         wait_for(lambda: not os.path.exists(f"/proc/{int(pid.read_text())}"), 30, "the job's process to end")
 
 
-def test_a_job_held_while_its_claim_activates_stays_held(make_pool) -> None:  # noqa: ANN001
+def test_a_job_held_while_its_claim_activates_stays_held(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     start_activating(pool)
     pool.htcd("hold", "1.0")
@@ -73,7 +73,7 @@ def test_a_job_held_while_its_claim_activates_stays_held(make_pool) -> None:  # 
     pool.htcd("rm", "1.0")
 
 
-def test_a_job_removed_while_its_claim_is_requested_is_not_started(make_pool) -> None:  # noqa: ANN001
+def test_a_job_removed_while_its_claim_is_requested_is_not_started(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     script(pool, "wait.sh", WAITER)
     wait_states(pool, {"slot1": "Unclaimed/Idle"}, what="the slot in the collector")

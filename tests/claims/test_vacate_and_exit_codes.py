@@ -12,7 +12,7 @@ from startd.startd_tools import STUBBORN, WAITER, events, job_pid, script, trans
 ONE_SLOT = {"NUM_CPUS": "1", "POLLING_INTERVAL": "0.5"}
 
 
-def statuses(pool) -> list[int]:  # noqa: ANN001
+def statuses(pool) -> list[int]:
     return [int(n) for n in re.findall(r"EXITING WITH STATUS (\d+)", pool.log("ShadowLog"))]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import pytest
@@ -72,7 +73,7 @@ def test_ad_mapping() -> None:
     assert ad.get_value("Missing", 5) == 5
     assert ad.eval("Sub").eval("a") == 1
     ad["memory"] = 2
-    assert list(ad)[0] == "Memory" and ad.eval("Twice") == 4
+    assert next(iter(ad)) == "Memory" and ad.eval("Twice") == 4
     c = ad.copy()
     c["Memory"] = 3
     assert ad.eval("Memory") == 2
@@ -208,7 +209,7 @@ def test_unresolved_lists_missing_names_sorted() -> None:
 
 def test_versioncmp_orders_like_strverscmp() -> None:
     order = ["000", "00", "01", "010", "09", "0", "1", "9", "10"]
-    for lo, hi in zip(order, order[1:], strict=False):
+    for lo, hi in itertools.pairwise(order):
         assert parse_expr(f'versionLT("{lo}", "{hi}")').eval() is True, (lo, hi)
         assert parse_expr(f'versionGT("{hi}", "{lo}")').eval() is True, (lo, hi)
 

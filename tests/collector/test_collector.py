@@ -30,7 +30,7 @@ def names(addr: object, ad_type: str, constraint: str | None = None) -> set[str]
                                                projection=["Name"])}
 
 
-def test_a_pool_advertising_over_udp_shows_its_slots_and_their_statistics(make_pool) -> None:  # noqa: ANN001
+def test_a_pool_advertising_over_udp_shows_its_slots_and_their_statistics(make_pool) -> None:
     pool = make_pool({"UPDATE_COLLECTOR_WITH_TCP": "false"})
     slots = pool.slot_names()
     assert len(slots) == 2
@@ -50,7 +50,7 @@ def test_a_pool_advertising_over_udp_shows_its_slots_and_their_statistics(make_p
     assert "Lost=0 (0.00%)" in stats and ": Ok" in stats
 
 
-def test_lost_updates_are_counted_and_a_restart_is_not_a_loss(make_pool) -> None:  # noqa: ANN001
+def test_lost_updates_are_counted_and_a_restart_is_not_a_loss(make_pool) -> None:
     pool = start_collector_pool(make_pool)
     addr = collector_address(pool)
     base = {"MyType": '"Machine"', "Name": '"slot1@lossy"', "MyAddress": '"<127.0.0.1:1>"', "DaemonStartTime": "100"}
@@ -73,7 +73,7 @@ def test_lost_updates_are_counted_and_a_restart_is_not_a_loss(make_pool) -> None
     assert "Stats: Total=7" in summary and ": Ok" not in summary
 
 
-def test_signed_datagrams_are_taken_and_forged_ones_dropped_counted_and_logged(make_pool) -> None:  # noqa: ANN001
+def test_signed_datagrams_are_taken_and_forged_ones_dropped_counted_and_logged(make_pool) -> None:
     pool = start_collector_pool(make_pool)
     addr = collector_address(pool)
     session = call(addr, "UPDATE_SESSION")
@@ -108,7 +108,7 @@ def test_signed_datagrams_are_taken_and_forged_ones_dropped_counted_and_logged(m
     assert stored["AuthenticationMethod"] == '"FS"'
 
 
-def test_ads_expire_after_their_lifetime(make_pool) -> None:  # noqa: ANN001
+def test_ads_expire_after_their_lifetime(make_pool) -> None:
     pool = start_collector_pool(make_pool, {"CLASSAD_LIFETIME": "2"})
     addr = collector_address(pool)
     call(addr, "UPDATE_AD", ad_type="Generic", ad=generic("brief", ClassAdLifetime="1"))
@@ -119,7 +119,7 @@ def test_ads_expire_after_their_lifetime(make_pool) -> None:  # noqa: ANN001
     wait_for(lambda: "expired 1 ads" in pool.log("CollectorLog"), 30, "the sweep to remove it")
 
 
-def test_a_daemon_shutting_down_gracefully_removes_its_ad_at_once(make_pool) -> None:  # noqa: ANN001
+def test_a_daemon_shutting_down_gracefully_removes_its_ad_at_once(make_pool) -> None:
     pool = start_collector_pool(make_pool, {"UPDATE_INTERVAL": "300"})  # ads would live 900 s
     addr = collector_address(pool)
     neg = subprocess.Popen([sys.executable, "-m", "htcd", "negotiator", "-f"], env=pool.env,
@@ -137,7 +137,7 @@ def test_a_daemon_shutting_down_gracefully_removes_its_ad_at_once(make_pool) -> 
             neg.wait()
 
 
-def test_queries_with_constraint_projection_and_limit(make_pool) -> None:  # noqa: ANN001
+def test_queries_with_constraint_projection_and_limit(make_pool) -> None:
     pool = start_collector_pool(make_pool)
     addr = collector_address(pool)
     ads = [{"ad_type": "Machine", "ad": {"MyType": '"Machine"', "Name": f'"slot{i}@q"', "MyAddress": '"<127.0.0.1:7>"',
@@ -161,7 +161,7 @@ def test_queries_with_constraint_projection_and_limit(make_pool) -> None:  # noq
     assert sorted(out) == sorted(f"slot{i}@q" for i in range(500) if i % 10 == 4)
 
 
-def test_the_collector_answers_ping_while_streaming_100k_ads(make_pool) -> None:  # noqa: ANN001
+def test_the_collector_answers_ping_while_streaming_100k_ads(make_pool) -> None:
     pool = start_collector_pool(make_pool)
     addr = collector_address(pool)
     n = 100_000

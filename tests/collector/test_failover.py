@@ -24,7 +24,7 @@ def start_collector(pool: Pool, local_name: str) -> subprocess.Popen[bytes]:
                             stderr=subprocess.DEVNULL)
 
 
-def test_a_pool_with_two_collectors_and_a_view_survives_the_first_collectors_death(make_pool) -> None:  # noqa: ANN001
+def test_a_pool_with_two_collectors_and_a_view_survives_the_first_collectors_death(make_pool) -> None:
     first, second, view = free_ports(3)
     # COLLECTOR_HOST lists C2 (started here, by PID) before the master's own collector
     config = "\n".join([

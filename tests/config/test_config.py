@@ -99,7 +99,7 @@ def test_local_dir_then_local_file_then_env(tmp_path: Path) -> None:
 
 
 def test_local_config_file_missing(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="local config file .*nope not found") as ei:
+    with pytest.raises(ConfigError, match=r"local config file .*nope not found") as ei:
         cfg_of(tmp_path, f"LOCAL_CONFIG_FILE = {tmp_path}/nope\n")
     assert ei.value.source == str(tmp_path / "top") and ei.value.line == 1
     cfg = cfg_of(tmp_path, f"LOCAL_CONFIG_FILE = {tmp_path}/nope\nREQUIRE_LOCAL_CONFIG_FILE = False\n")
@@ -358,7 +358,7 @@ def test_typed_errors(tmp_path: Path) -> None:
     assert ei.value.source == str(tmp_path / "top") and ei.value.line == 2
     with pytest.raises(ConfigError, match="B = maybe: not a boolean"):
         cfg.get_bool("B")
-    with pytest.raises(ConfigError, match="R = 1.x: not a number"):
+    with pytest.raises(ConfigError, match=r"R = 1\.x: not a number"):
         cfg.get_float("R")
 
 

@@ -25,7 +25,7 @@ from htcd.errors import UserError
 LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ")
 
 
-def flags_of(text: str, all_debug: str | None = None):  # noqa: ANN201
+def flags_of(text: str, all_debug: str | None = None):
     return parse_debug([("ALL_DEBUG", all_debug), ("SCHEDD_DEBUG", text)])
 
 

@@ -56,7 +56,7 @@ class Watch:
                     conn.call("PING")
                     self.pings.append(time.monotonic() - t)
                     self.stop.wait(0.005)
-        except Exception as exc:  # noqa: BLE001 (any failure is the finding)
+        except Exception as exc:  # any failure is the finding
             self.errors.append(f"ping: {exc!r}")
 
     def _sample(self) -> None:
@@ -68,7 +68,7 @@ class Watch:
                                          stat(ad, "RecentDaemonCoreMaxBlockMs"),
                                          ad.get("RecentDaemonCoreMaxBlockWhat", "")))
                     self.stop.wait(0.5)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self.errors.append(f"statistics: {exc!r}")
 
     def __enter__(self) -> Watch:

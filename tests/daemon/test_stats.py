@@ -37,7 +37,7 @@ def test_parse_publish_follows_htcondor_syntax() -> None:
     assert flags.level == 2 and problems == ["option 'Q' invalid in 'DC:2Q'"]
 
 
-def run_monitored(stats: DaemonStats, body) -> None:  # noqa: ANN001
+def run_monitored(stats: DaemonStats, body) -> None:
     async def main() -> None:
         stats.attach(asyncio.get_running_loop())
         await body()

@@ -204,7 +204,7 @@ def test_the_duty_cycle_follows_the_loop_s_load(toyd) -> None:
     assert stat(ad, "RecentDCSelectWaittime") > 0.7 * stat(ad, "RecentDCPumpCycleSum")
 
 
-def test_subsys_log_and_debug_time_format(toyd, tmp_path) -> None:  # noqa: ANN001
+def test_subsys_log_and_debug_time_format(toyd, tmp_path) -> None:
     elsewhere = tmp_path / "logs" / "toy.log"
     toy = toyd(TOYD_LOG=str(elsewhere), DEBUG_TIME_FORMAT='"%Y-%m-%dT%H:%M:%S"')
     assert not toy.log_path.exists(), "TOYD_LOG names the log"
@@ -212,7 +212,7 @@ def test_subsys_log_and_debug_time_format(toyd, tmp_path) -> None:  # noqa: ANN0
     assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d \*+$", first), first
 
 
-def test_daemon_log_names_are_htcondor_s(tmp_path) -> None:  # noqa: ANN001
+def test_daemon_log_names_are_htcondor_s(tmp_path) -> None:
     from htcd.config import load
     from htcd.daemon.core import Daemon
 

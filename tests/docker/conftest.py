@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dockertools import SCRIPT, DockerEngine  # noqa: E402
+from dockertools import SCRIPT, DockerEngine
 
 
 def _start(directory: Path) -> DockerEngine:

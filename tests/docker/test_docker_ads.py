@@ -23,7 +23,7 @@ if not ORACLE_PATH.is_dir():
 ORACLE = ROOT / "tests" / "submit" / "oracle_submit.py"
 
 
-def test_has_docker_follows_the_engine(make_pool, own_engine) -> None:  # noqa: ANN001
+def test_has_docker_follows_the_engine(make_pool, own_engine) -> None:
     engine, stop = own_engine
     pool = make_pool({**engine.knobs(), "DOCKER_PROBE_INTERVAL": "1", "UPDATE_INTERVAL": "1"})
     ads = pool.htcd("status", "-af", "HasDocker", "DockerVersion", "DockerImages").stdout

@@ -10,17 +10,17 @@ from pathlib import Path
 from pooltools import wait_for
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dockertools import IMAGE, container_state  # noqa: E402
+from dockertools import IMAGE, container_state
 
 UNIVERSE = f"universe = docker\ndocker_image = {IMAGE}\nlog = job.log\nshould_transfer_files = YES\n"
 
 
-def _log(pool) -> str:  # noqa: ANN001
+def _log(pool) -> str:
     path = pool.jobs_dir / "job.log"
     return path.read_text() if path.exists() else ""
 
 
-def _docker_pool(make_pool, engine, **knobs: str):  # noqa: ANN001, ANN202
+def _docker_pool(make_pool, engine, **knobs: str):
     """One partitionable slot of 2 CPUs and 1 GB: a job's dynamic slot gets its request_memory
     rounded up to 128 MB, which is then its container's memory limit."""
     return make_pool({**engine.knobs(), "STARTER_INITIAL_UPDATE_INTERVAL": "1", "MEMORY": "1024",
@@ -28,7 +28,7 @@ def _docker_pool(make_pool, engine, **knobs: str):  # noqa: ANN001, ANN202
                       **knobs}, slots=1)
 
 
-def test_success_output_user_limits_and_cleanup(make_pool, docker_engine) -> None:  # noqa: ANN001
+def test_success_output_user_limits_and_cleanup(make_pool, docker_engine) -> None:
     pool = _docker_pool(make_pool, docker_engine)
     (pool.jobs_dir / "job.sh").write_text(
         "#!/bin/sh\necho \"args: $1|$2\"\necho \"pwd: $(pwd)\"\necho \"id: $(id -u):$(id -g)\"\n"
@@ -57,7 +57,7 @@ def test_success_output_user_limits_and_cleanup(make_pool, docker_engine) -> Non
     assert not os.path.exists(pwd)
 
 
-def test_nonzero_exit_and_image_entrypoint(make_pool, docker_engine) -> None:  # noqa: ANN001
+def test_nonzero_exit_and_image_entrypoint(make_pool, docker_engine) -> None:
     pool = _docker_pool(make_pool, docker_engine)
     # no executable: the image's own command (/bin/sh) with the job's arguments
     pool.submit(UNIVERSE + "arguments = \"/bin/sh -c 'echo from-image; exit 7'\"\noutput = out\nqueue\n")
@@ -66,7 +66,7 @@ def test_nonzero_exit_and_image_entrypoint(make_pool, docker_engine) -> None:  #
     assert (pool.jobs_dir / "out").read_text() == "from-image\n"
 
 
-def test_cpu_shares_quota_and_memory_in_the_engine(make_pool, docker_engine) -> None:  # noqa: ANN001
+def test_cpu_shares_quota_and_memory_in_the_engine(make_pool, docker_engine) -> None:
     pool = _docker_pool(make_pool, docker_engine)
     pool.submit(UNIVERSE + "executable = /bin/sleep\ntransfer_executable = false\narguments = 300\n"
                 "request_cpus = 2\nrequest_memory = 200\nqueue\n")
@@ -83,7 +83,7 @@ def test_cpu_shares_quota_and_memory_in_the_engine(make_pool, docker_engine) -> 
     wait_for(lambda: pool.job_ids() == [], 30, "the job to leave the queue")
 
 
-def test_oom_kill_holds_with_reason(make_pool, docker_engine) -> None:  # noqa: ANN001
+def test_oom_kill_holds_with_reason(make_pool, docker_engine) -> None:
     pool = _docker_pool(make_pool, docker_engine)
     pool.submit(UNIVERSE + "executable = /bin/dd\ntransfer_executable = false\n"
                 "arguments = if=/dev/zero of=/dev/null bs=400M count=1\nrequest_memory = 100\nqueue\n")
@@ -93,7 +93,7 @@ def test_oom_kill_holds_with_reason(make_pool, docker_engine) -> None:  # noqa: 
     assert pool.job_attr("1.0", "HoldReasonCode") == "34"
 
 
-def test_missing_image_holds_with_engine_message(make_pool, docker_engine) -> None:  # noqa: ANN001
+def test_missing_image_holds_with_engine_message(make_pool, docker_engine) -> None:
     pool = _docker_pool(make_pool, docker_engine)
     pool.submit("universe = docker\ndocker_image = localhost/no-such-image:1\ndocker_pull_policy = never\n"
                 "arguments = true\nqueue\n")
@@ -110,7 +110,7 @@ def test_missing_image_holds_with_engine_message(make_pool, docker_engine) -> No
     assert pool.job_attr("2.0", "HoldReasonCode") == "35"
 
 
-def test_vacate_sends_the_kill_signal(make_pool, docker_engine) -> None:  # noqa: ANN001
+def test_vacate_sends_the_kill_signal(make_pool, docker_engine) -> None:
     pool = _docker_pool(make_pool, docker_engine)
     (pool.jobs_dir / "trap.sh").write_text("#!/bin/sh\ntrap 'echo got-term; exit 5' TERM\n"
                                           "echo ready > ready.txt\nwhile true; do sleep 0.1; done\n")
@@ -131,7 +131,7 @@ def test_vacate_sends_the_kill_signal(make_pool, docker_engine) -> None:  # noqa
     wait_for(lambda: "job exited: status 5" in starter_logs(), 30, "the job to see its kill signal through the init")
 
 
-def test_startd_kill_9_leaves_no_container(make_pool, docker_engine) -> None:  # noqa: ANN001
+def test_startd_kill_9_leaves_no_container(make_pool, docker_engine) -> None:
     pool = _docker_pool(make_pool, docker_engine)
     pool.submit(UNIVERSE + "executable = /bin/sleep\ntransfer_executable = false\narguments = 300\nqueue\n")
     execute = str(pool.local / "execute")
@@ -143,7 +143,7 @@ def test_startd_kill_9_leaves_no_container(make_pool, docker_engine) -> None:  #
     assert "removed 1 leftovers" in pool.log("StartLog")
 
 
-def test_suspend_pauses_the_container_and_continue_resumes_it(make_pool, docker_engine) -> None:  # noqa: ANN001
+def test_suspend_pauses_the_container_and_continue_resumes_it(make_pool, docker_engine) -> None:
     """The startd's SUSPEND pauses the container (the engine's freezer), CONTINUE unpauses it and
     the job then finishes normally."""
     pool = _docker_pool(make_pool, docker_engine, WANT_SUSPEND="True", SUSPEND="True", CONTINUE="False",
@@ -166,7 +166,7 @@ def test_suspend_pauses_the_container_and_continue_resumes_it(make_pool, docker_
     wait_for(lambda: container_state(docker_engine, cid) is None, 30, "the container's removal")
 
 
-def test_the_engine_reports_the_jobs_cpu_and_memory(make_pool, docker_engine) -> None:  # noqa: ANN001
+def test_the_engine_reports_the_jobs_cpu_and_memory(make_pool, docker_engine) -> None:
     """The job is not in the starter's process tree: its usage comes from the engine's stats,
     into the job ad and the terminated event, as for a vanilla job."""
     pool = _docker_pool(make_pool, docker_engine)

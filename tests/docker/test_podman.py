@@ -11,12 +11,12 @@ from pathlib import Path
 from pooltools import wait_for
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dockertools import IMAGE  # noqa: E402
+from dockertools import IMAGE
 
 UNIVERSE = f"universe = docker\ndocker_image = {IMAGE}\nshould_transfer_files = YES\n"
 
 
-def test_jobs_on_podman(make_pool, podman_engine) -> None:  # noqa: ANN001
+def test_jobs_on_podman(make_pool, podman_engine) -> None:
     pool = make_pool({**podman_engine.knobs(), "MEMORY": "1024", "NUM_SLOTS_TYPE_1": "1", "SLOT_TYPE_1": "100%",
                       "SLOT_TYPE_1_PARTITIONABLE": "true"}, slots=1)
     ads = pool.htcd("status", "-af", "HasDocker", "StarterAbilityList", "DockerVersion").stdout

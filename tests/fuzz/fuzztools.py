@@ -74,8 +74,8 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "CANCEL_DRAIN_JOBS": ["request_id"], "SPOOL_JOB_FILES": ["cluster_id"],
     "TRANSFER_DATA": ["ids", "constraint", "fetched"],
 }
-AD = st.dictionaries(st.sampled_from(["Cpus", "Memory", "Name", "Requirements", "MyType", "Owner", "JobStatus"]
-                                     + TEXTS[:6]), st.one_of(st.sampled_from(TEXTS), ATOMS), max_size=5)
+AD = st.dictionaries(st.sampled_from(["Cpus", "Memory", "Name", "Requirements", "MyType", "Owner", "JobStatus",
+                                      *TEXTS[:6]]), st.one_of(st.sampled_from(TEXTS), ATOMS), max_size=5)
 TYPED = st.one_of(VALUES, AD, st.lists(AD, max_size=3),
                   st.lists(st.fixed_dictionaries({}, optional={k: st.one_of(VALUES, AD) for k in (
                       "id", "autocluster", "slot_ad", "claim_id", "preempt", "ad_type", "ad", "names", "values")}),

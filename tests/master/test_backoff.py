@@ -32,7 +32,7 @@ def test_per_daemon_knobs_win_over_the_global_ones() -> None:
     assert Backoff.for_daemon(cfg, "STARTD").delay(2) == 5 + 4
 
 
-def test_killed_daemon_restarts_with_growing_backoff_that_resets_after_recovery(make_pool) -> None:  # noqa: ANN001
+def test_killed_daemon_restarts_with_growing_backoff_that_resets_after_recovery(make_pool) -> None:
     pool = make_pool({"MASTER_SCHEDD_BACKOFF_FACTOR": "3", "MASTER_SCHEDD_RECOVER_FACTOR": "8"})
     first = pool.daemon_pids()["SCHEDD"]
     os.kill(first, signal.SIGKILL)

@@ -125,7 +125,7 @@ def test_name_errors_are_clear(pool: Pool) -> None:
     assert pool.daemon_pids(), "nothing was stopped"
 
 
-def test_daemon_list_changes_follow_a_reconfig(make_pool) -> None:  # noqa: ANN001
+def test_daemon_list_changes_follow_a_reconfig(make_pool) -> None:
     pool = make_pool(MINIMAL, slots=0)
     base = pool.config_file.read_text()
     pool.config_file.write_text(base + "DAEMON_LIST = MASTER, COLLECTOR, SCHEDD, NEGOTIATOR\n")

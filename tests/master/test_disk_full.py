@@ -44,7 +44,7 @@ def fill(directory: Path) -> None:
             assert exc.errno == errno.ENOSPC, exc
 
 
-def test_master_stops_everything_cleanly_when_spool_fills_up(small_fs: Path | None, make_pool) -> None:  # noqa: ANN001
+def test_master_stops_everything_cleanly_when_spool_fills_up(small_fs: Path | None, make_pool) -> None:
     knobs = {**MINIMAL, "MASTER_MIN_FREE_DISK": "2", "MASTER_CHECK_DISK_INTERVAL": "1"}
     if small_fs is not None:
         knobs["SPOOL"] = str(small_fs / "spool")

@@ -29,7 +29,7 @@ def no_core_files() -> Iterator[None]:
     resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
 
 
-def test_a_hung_schedd_is_killed_and_restarted(no_core_files: None, make_pool) -> None:  # noqa: ANN001
+def test_a_hung_schedd_is_killed_and_restarted(no_core_files: None, make_pool) -> None:
     pool = make_pool({"SCHEDD_NOT_RESPONDING_TIMEOUT": "4"})
     hung = pool.daemon_pids()["SCHEDD"]
     wait_state(pool, "SCHEDD", "Alive")  # its keepalives arrive

@@ -23,7 +23,7 @@ BANNER = "** htcd MASTER"
     ("FAST", "Sent SIGQUIT to SCHEDD"),
 ])
 def test_new_installation_restarts_the_daemons_and_the_master(mode: str, stop_line: str, pool_dir: Path,
-                                                              make_pool) -> None:  # noqa: ANN001
+                                                              make_pool) -> None:
     watched = pool_dir / "installed-version"
     watched.write_text("1\n")
     pool = make_pool({**MINIMAL, "MASTER_WATCH_FILE": str(watched), "MASTER_CHECK_NEW_EXEC_INTERVAL": "1",
@@ -48,7 +48,7 @@ def test_new_installation_restarts_the_daemons_and_the_master(mode: str, stop_li
     wait_for(lambda: pool.htcd("q", check=False).returncode == 0, 60, "the new schedd to answer")
 
 
-def test_restart_mode_never_only_logs(pool_dir: Path, make_pool) -> None:  # noqa: ANN001
+def test_restart_mode_never_only_logs(pool_dir: Path, make_pool) -> None:
     watched = pool_dir / "installed-version"
     watched.write_text("1\n")
     pool = make_pool({**MINIMAL, "MASTER_WATCH_FILE": str(watched), "MASTER_CHECK_NEW_EXEC_INTERVAL": "1",

@@ -70,7 +70,7 @@ def test_graceful_stops_the_schedd_now_and_peaceful_lets_jobs_finish(pool: Pool)
     assert "restarting htcd schedd" not in log, "it stays off"
 
 
-def test_daemon_shutdown_exits_99_and_the_master_leaves_it_off(make_pool) -> None:  # noqa: ANN001
+def test_daemon_shutdown_exits_99_and_the_master_leaves_it_off(make_pool) -> None:
     pool = make_pool(MINIMAL, slots=0)
     base = pool.config_file.read_text()
     schedd = pool.daemon_pids()["SCHEDD"]

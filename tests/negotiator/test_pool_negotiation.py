@@ -27,7 +27,7 @@ def records(pool: Pool) -> dict[str, dict]:
     return {r["Name"].split("@")[0]: r for r in json.loads(pool.htcd("userprio", "-json", "-allusers").stdout)}
 
 
-def test_the_better_priority_factor_gets_more_slots(make_pool) -> None:  # noqa: ANN001
+def test_the_better_priority_factor_gets_more_slots(make_pool) -> None:
     pool = make_pool({"NUM_CPUS": "4"})
     pool.htcd("userprio", "-setfactor", "grp.alice", "1")
     pool.htcd("userprio", "-setfactor", "grp.bob", "3")
@@ -46,7 +46,7 @@ def test_the_better_priority_factor_gets_more_slots(make_pool) -> None:  # noqa:
     assert "Effective" in table and "Number of users:" in table and "grp.alice@" in table
 
 
-def test_priorities_and_userprio_survive_a_negotiator_restart(make_pool) -> None:  # noqa: ANN001
+def test_priorities_and_userprio_survive_a_negotiator_restart(make_pool) -> None:
     pool = make_pool({"NUM_CPUS": "1"}, slots=1)
     assert "was set to 2.500000" in pool.htcd("userprio", "-setfactor", "carol", "2.5").stdout
     pool.htcd("userprio", "-setprio", "carol", "40")
@@ -76,7 +76,7 @@ def test_priorities_and_userprio_survive_a_negotiator_restart(make_pool) -> None
     assert gone.returncode != 0 and "no record" in gone.stderr
 
 
-def test_a_concurrency_limit_caps_running_jobs(make_pool) -> None:  # noqa: ANN001
+def test_a_concurrency_limit_caps_running_jobs(make_pool) -> None:
     pool = make_pool({"NUM_CPUS": "3", "DB_LIMIT": "1", "NEGOTIATOR_INTERVAL": "1"})
     pool.submit(SLEEP + "accounting_group_user = erin\nconcurrency_limits = db\nqueue 3\n")
     wait_for(lambda: sum(running_by_user(pool).values()) >= 1, 60, "a running job")
@@ -85,13 +85,13 @@ def test_a_concurrency_limit_caps_running_jobs(make_pool) -> None:  # noqa: ANN0
     assert sum(running_by_user(pool).values()) == 1
 
 
-def _rank_pool(make_pool, consider: bool):  # noqa: ANN001, ANN202
+def _rank_pool(make_pool, consider: bool):
     return make_pool({"NUM_CPUS": "1", "NEGOTIATOR_INTERVAL": "1",
                       "NEGOTIATOR_CONSIDER_PREEMPTION": str(consider)},
                      config_text='RANK = (TARGET.AcctGroupUser =?= "vip") * 10\n', slots=1)
 
 
-def test_rank_preemption_evicts_the_lower_ranked_job(make_pool) -> None:  # noqa: ANN001
+def test_rank_preemption_evicts_the_lower_ranked_job(make_pool) -> None:
     pool = _rank_pool(make_pool, True)
     pool.submit(SLEEP + "accounting_group_user = plain\nqueue\n", name="a.sub")
     wait_for(lambda: status_of(pool).get("plain") == "2", 60, "the plain job running")
@@ -100,7 +100,7 @@ def test_rank_preemption_evicts_the_lower_ranked_job(make_pool) -> None:  # noqa
     assert "preempting grp.plain@" in pool.log("MatchLog")
 
 
-def test_no_preemption_when_the_negotiator_does_not_consider_it(make_pool) -> None:  # noqa: ANN001
+def test_no_preemption_when_the_negotiator_does_not_consider_it(make_pool) -> None:
     pool = _rank_pool(make_pool, False)
     pool.submit(SLEEP + "accounting_group_user = plain\nqueue\n", name="a.sub")
     wait_for(lambda: status_of(pool).get("plain") == "2", 60, "the plain job running")
@@ -111,7 +111,7 @@ def test_no_preemption_when_the_negotiator_does_not_consider_it(make_pool) -> No
     assert "preempting grp.plain@" not in pool.log("MatchLog")
 
 
-def test_priority_preemption_evicts_the_worse_priority_user(make_pool) -> None:  # noqa: ANN001
+def test_priority_preemption_evicts_the_worse_priority_user(make_pool) -> None:
     pool = make_pool({"NUM_CPUS": "1", "NEGOTIATOR_INTERVAL": "1", "PREEMPTION_REQUIREMENTS": "True"}, slots=1)
     pool.htcd("userprio", "-setfactor", "grp.hog", "1000")
     pool.htcd("userprio", "-setfactor", "grp.boss", "1")
@@ -133,7 +133,7 @@ def running_group(pool: Pool) -> str:
     return running[0] if len(running) == 1 else ""
 
 
-def test_group_sort_expr_picks_the_group_that_negotiates_first(make_pool) -> None:  # noqa: ANN001
+def test_group_sort_expr_picks_the_group_that_negotiates_first(make_pool) -> None:
     """One slot, two equally starved groups: by default they go in name order (group_a gets the
     slot); a site's GROUP_SORT_EXPR putting group_b first gives it the slot."""
     knobs = {**GROUPS, "GROUP_SORT_EXPR": 'ifThenElse(AccountingGroup =?= "group_b", -1, '
@@ -146,7 +146,7 @@ def test_group_sort_expr_picks_the_group_that_negotiates_first(make_pool) -> Non
     pool.htcd("rm", "-all")
 
 
-def test_a_group_sort_expr_that_does_not_parse_is_reported_and_the_default_used(make_pool) -> None:  # noqa: ANN001
+def test_a_group_sort_expr_that_does_not_parse_is_reported_and_the_default_used(make_pool) -> None:
     pool = make_pool({**GROUPS, "GROUP_SORT_EXPR": "GroupQuota >"}, slots=1)
     pool.submit(TWO_GROUPS)
     assert wait_for(lambda: running_group(pool), 60, "one job to run") == "group_a"

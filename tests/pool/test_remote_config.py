@@ -12,7 +12,7 @@ PERSIST = {"ENABLE_PERSISTENT_CONFIG": "TRUE", "PERSISTENT_CONFIG_DIR": "$(LOCAL
            "SETTABLE_ATTRS_CONFIG": "START, NUM_CPUS"}
 
 
-def start_expr(pool) -> str:  # noqa: ANN001
+def start_expr(pool) -> str:
     return pool.htcd("status", "-af", "START").stdout.split("\n")[0].strip().lower()
 
 

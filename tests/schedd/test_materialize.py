@@ -9,7 +9,7 @@ import signal
 from pooltools import wait_for
 
 
-def _ids(pool) -> list[str]:  # noqa: ANN001
+def _ids(pool) -> list[str]:
     return pool.job_ids()
 
 

@@ -11,7 +11,7 @@ NO_EXECUTE = {"DAEMON_LIST": "MASTER COLLECTOR SCHEDD", "UPDATE_INTERVAL": "1"}
 SUB = "executable = /bin/true\ntransfer_executable = false\n"
 
 
-def _queued(pool) -> int:  # noqa: ANN001
+def _queued(pool) -> int:
     return len(pool.job_ids())
 
 

@@ -97,7 +97,7 @@ def _all_complete(pool: Pool, ids: list[tuple[int, int]]) -> None:
 
 
 # -- the tests ---------------------------------------------------------------------------------
-def test_kill_9_mid_run_loses_no_job(make_pool) -> None:  # noqa: ANN001
+def test_kill_9_mid_run_loses_no_job(make_pool) -> None:
     pool = make_pool(EXECUTE, slots=1)
     cid, ids = _echo_jobs(pool, JOBS)
     for low, high in ((JOBS // 5, JOBS // 3), (JOBS // 2, 2 * JOBS // 3)):  # killed twice, at random points
@@ -124,7 +124,7 @@ def test_kill_9_mid_run_loses_no_job(make_pool) -> None:  # noqa: ANN001
     assert pool.job_attr(f"{cid}.0", "JobStatus") == ""  # nothing of it queued again
 
 
-def test_graceful_stop_commits_what_was_pending(make_pool) -> None:  # noqa: ANN001
+def test_graceful_stop_commits_what_was_pending(make_pool) -> None:
     pool = make_pool(EXECUTE, slots=1)
     _, ids = _echo_jobs(pool, JOBS // 2)
     wait_for(lambda: len(_terminated(pool.jobs_dir / "jobs.log")) >= JOBS // 8, 120, "some jobs to complete")
@@ -146,7 +146,7 @@ def test_graceful_stop_commits_what_was_pending(make_pool) -> None:  # noqa: ANN
     _all_complete(pool, ids)
 
 
-def test_a_change_a_client_was_told_of_is_on_disk(make_pool) -> None:  # noqa: ANN001
+def test_a_change_a_client_was_told_of_is_on_disk(make_pool) -> None:
     pool = make_pool(NO_EXECUTE, slots=0)
     cid = pool.submit("executable = /bin/true\nqueue 3\n")
     disk = _on_disk(pool)
@@ -163,7 +163,7 @@ def test_a_change_a_client_was_told_of_is_on_disk(make_pool) -> None:  # noqa: A
     assert _history(pool) == [(cid, 2)], "and its history record is written"
 
 
-def test_a_client_change_commits_the_changes_before_it(make_pool) -> None:  # noqa: ANN001
+def test_a_client_change_commits_the_changes_before_it(make_pool) -> None:
     """A job started (a shadow's change, pending) and then a hold of another job is acknowledged:
     the start is on disk too, since memory had it first."""
     pool = make_pool(EXECUTE, slots=1)

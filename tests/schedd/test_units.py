@@ -23,7 +23,7 @@ def test_queue_stores_cluster_attributes_once(tmp_path: Path) -> None:
     assert list(procs) == [(7, 0, {}), (7, 1, {"Args": '"1"'}), (7, 2, {"JobStatus": "5"})]
 
 
-def test_history_reads_backwards_across_blocks_and_rotations(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_history_reads_backwards_across_blocks_and_rotations(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(history, "BLOCK", 97)  # records straddle many block boundaries
     path = str(tmp_path / "history")
     for i in range(60):

@@ -21,7 +21,7 @@ def _knobs(pool_dir: Path) -> dict[str, str]:
 RECOMMENDED = "use SECURITY : Recommended\n"
 
 
-def test_a_job_runs_through_a_pool_that_talks_only_tcp(make_pool, pool_dir: Path) -> None:  # noqa: ANN001
+def test_a_job_runs_through_a_pool_that_talks_only_tcp(make_pool, pool_dir: Path) -> None:
     pool = make_pool(_knobs(pool_dir), config_text=RECOMMENDED)
     local = pool.local
     # the central manager's bootstrap: secrets 0600, public parts readable
@@ -78,7 +78,7 @@ print(json.dumps(out))
 '''
 
 
-def test_an_execute_point_token_advertises_slots_but_not_schedds(make_pool, pool_dir: Path) -> None:  # noqa: ANN001
+def test_an_execute_point_token_advertises_slots_but_not_schedds(make_pool, pool_dir: Path) -> None:
     """A token scoped as an execute point's (ADVERTISE_STARTD, READ) may send Machine ads and
     nothing else: the collector checks each ad type's ADVERTISE_* level."""
     import json

@@ -26,7 +26,7 @@ HELLO = encode({"hello": "htcd", "version": 1, "methods": ["FS"]})
 
 
 @pytest.fixture
-def hostile_pool(make_pool) -> Pool:  # noqa: ANN001
+def hostile_pool(make_pool) -> Pool:
     return make_pool(KNOBS)
 
 
@@ -317,7 +317,7 @@ def test_commands_that_stop_or_drain_refuse_wrong_types_and_do_nothing(hostile_p
     assert "Draining" not in pool.htcd("status", "-af", "Activity").stdout
 
 
-def test_idle_connections_are_closed_quietly(make_pool) -> None:  # noqa: ANN001
+def test_idle_connections_are_closed_quietly(make_pool) -> None:
     """An authenticated client silent for CONNECTION_IDLE_TIMEOUT is disconnected without a last
     word (its next request sees a closed connection, which clients handle by reconnecting), and
     the pool's own daemons, whose connections idle too, go on working."""

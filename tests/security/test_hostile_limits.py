@@ -14,7 +14,7 @@ from htcd.wire.framing import Limits
 from htcd.wire.server import Request
 
 
-def _config(tmp: Path, text: str):  # noqa: ANN202
+def _config(tmp: Path, text: str):
     path = tmp / "htcd_config"
     path.write_text(text)
     return load("SCHEDD", env={"HTCD_CONFIG": str(path)})
@@ -33,7 +33,7 @@ def test_limits_come_from_their_knobs(pool_dir: Path) -> None:
 
 
 def _req(**args: object) -> Request:
-    return Request("TEST", dict(args), Identity("u", "d", 1, "FS"), writer=None)  # type: ignore[arg-type]
+    return Request("TEST", dict(args), Identity("u", "d", 1, "FS"), writer=None, conn=None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("call,expect", [
@@ -47,7 +47,7 @@ def _req(**args: object) -> Request:
     (lambda r: r.arg_int("missing", required=True), "missing argument 'missing' (an integer)"),
     (lambda r: r.arg_int("b"), "'b' must be an integer, not a boolean"),
 ])
-def test_typed_accessors_refuse_with_the_argument_and_the_type(call, expect: str) -> None:  # noqa: ANN001
+def test_typed_accessors_refuse_with_the_argument_and_the_type(call, expect: str) -> None:
     req = _req(n="1", b=True, f=float("nan"), l=["a", 1], ad={"Cpus": 1})
     with pytest.raises(CommandError) as err:
         call(req)

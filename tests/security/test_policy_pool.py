@@ -47,7 +47,7 @@ def open_to_others(pool: Pool, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[st
 
     for m in pkgutil.iter_modules(htcd.cli.__path__):
         importlib.import_module(f"htcd.cli.{m.name}")
-    import htcd.submit.commands  # noqa: F401
+    import htcd.submit.commands
     return env, work
 
 
@@ -173,7 +173,7 @@ def test_host_based_warns_in_every_daemon_log(make_pool, monkeypatch: pytest.Mon
     assert code == 0 and "succeeded as nobody@" in out, out + err
 
 
-def test_a_tokens_scopes_limit_it_over_tcp(make_pool, pool_dir: Path) -> None:  # noqa: ANN001
+def test_a_tokens_scopes_limit_it_over_tcp(make_pool, pool_dir: Path) -> None:
     """A READ-only token (e.g. for monitoring) reads the queue but cannot submit, and the refusal
     says so; the same policy holds over TCP as on the Unix socket."""
     knobs = {"PREFER_UNIX_SOCKET": "false", "SEC_TOKEN_DIRECTORY": str(pool_dir / "usertokens"),

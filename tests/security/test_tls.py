@@ -24,7 +24,7 @@ def test_the_client_checks_the_daemons_certificate_against_the_pool_ca(pool_dir:
     other = Pki(pool_dir / "other")
     h = Harness(pool_dir, other.config())
     try:
-        with pytest.raises(WireError, match="TLS with .* failed: the daemon's certificate does not verify: certificate signature failure"):
+        with pytest.raises(WireError, match=r"TLS with .* failed: the daemon's certificate does not verify: certificate signature failure"):
             Connection(h.tcp, security=pki.client(token=pki.token()))
     finally:
         h.close()
@@ -66,9 +66,8 @@ def test_a_client_certificate_maps_to_an_identity(pool_dir: Path, pki: Pki) -> N
 def test_a_required_client_certificate_is_checked_in_the_tls_handshake(pool_dir: Path, pki: Pki) -> None:
     h = Harness(pool_dir, pki.config("AUTH_SSL_REQUIRE_CLIENT_CERTIFICATE = true"))
     try:
-        with pytest.raises(WireError):
-            with Connection(h.tcp, security=pki.client(token=pki.token())) as conn:
-                conn.call("PING")
+        with pytest.raises(WireError), Connection(h.tcp, security=pki.client(token=pki.token())) as conn:
+            conn.call("PING")
         cert, key = pool_dir / "c.pem", pool_dir / "c.key"
         ca.issue(str(pki.ca), str(pki.ca_key), str(cert), str(key), "carol@certs.test", client=True)
         sec = pki.client(methods=["TOKEN", "SSL"], token=pki.token(), certfile=str(cert), keyfile=str(key))
@@ -78,7 +77,7 @@ def test_a_required_client_certificate_is_checked_in_the_tls_handshake(pool_dir:
         h.close()
 
 
-def test_claimtobe_only_when_listed_and_marked_as_claimed(pool_dir: Path, pki: Pki, caplog) -> None:  # noqa: ANN001
+def test_claimtobe_only_when_listed_and_marked_as_claimed(pool_dir: Path, pki: Pki, caplog) -> None:
     h = Harness(pool_dir, pki.config())
     try:
         message = refusal(h, pki.client(methods=["CLAIMTOBE"], claimtobe="root"))
@@ -90,10 +89,10 @@ def test_claimtobe_only_when_listed_and_marked_as_claimed(pool_dir: Path, pki: P
     try:
         from htcd.debug import parse_debug  # noqa: F401  (the D_SECURITY category exists)
 
-        with caplog.at_level(1, logger="test.security"):
-            with Connection(h.tcp, security=pki.client(methods=["CLAIMTOBE"], claimtobe="carl")) as conn:
-                assert conn.hello["method"] == "CLAIMTOBE"
-                assert conn.call("PING")["who"] == "carl@users.test"
+        with (caplog.at_level(1, logger="test.security"),
+              Connection(h.tcp, security=pki.client(methods=["CLAIMTOBE"], claimtobe="carl")) as conn):
+            assert conn.hello["method"] == "CLAIMTOBE"
+            assert conn.call("PING")["who"] == "carl@users.test"
     finally:
         h.close()
 

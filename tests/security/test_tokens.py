@@ -140,7 +140,7 @@ def test_another_pools_token_is_refused(harness: Harness, pki: Pki) -> None:
     # the client offers it only to its own issuer; a raw client sends it anyway
     assert "no token for trust domain pool.test" in refusal(harness, sec)
     keys = tokens.load_public_keys(str(pki.public))
-    with pytest.raises(tokens.TokenError, match="issued by 'other.pool'"):
+    with pytest.raises(tokens.TokenError, match=r"issued by 'other\.pool'"):
         tokens.verify(other, keys, DOMAIN)
 
 
@@ -191,7 +191,7 @@ def test_a_token_on_plain_tcp_is_refused(harness: Harness, pki: Pki) -> None:
     assert "TOKEN: refused on a plain TCP" in refusal(harness, pki.client(token=pki.token(), encryption="NEVER"))
 
 
-def test_each_failed_method_is_named_in_one_line(harness: Harness, pki: Pki, caplog) -> None:  # noqa: ANN001
+def test_each_failed_method_is_named_in_one_line(harness: Harness, pki: Pki, caplog) -> None:
     old = pki.token(lifetime=1, now=1_000_000)
     with caplog.at_level(logging.INFO, logger="test.security"):
         message = refusal(harness, pki.client(methods=["FS", "TOKEN", "SSL"], token=old))

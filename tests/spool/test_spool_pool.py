@@ -53,7 +53,7 @@ queue 2
 """
 
 
-def test_spooled_job_runs_without_its_submit_files_and_output_waits_for_transfer_data(make_pool) -> None:  # noqa: ANN001
+def test_spooled_job_runs_without_its_submit_files_and_output_waits_for_transfer_data(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
     write_inputs(d)
@@ -105,7 +105,7 @@ def test_spooled_job_runs_without_its_submit_files_and_output_waits_for_transfer
     assert again.returncode != 0
 
 
-def test_missing_input_refuses_the_whole_submission(make_pool) -> None:  # noqa: ANN001
+def test_missing_input_refuses_the_whole_submission(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
     write_inputs(d)
@@ -117,7 +117,7 @@ def test_missing_input_refuses_the_whole_submission(make_pool) -> None:  # noqa:
     assert pool.job_ids() == []
 
 
-def test_a_broken_upload_leaves_the_jobs_held_and_nothing_counted(make_pool) -> None:  # noqa: ANN001
+def test_a_broken_upload_leaves_the_jobs_held_and_nothing_counted(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
     write_inputs(d)
@@ -140,7 +140,7 @@ def test_a_broken_upload_leaves_the_jobs_held_and_nothing_counted(make_pool) -> 
     wait_for(lambda: pool.job_ids() == [], 30, "the held job removed")
 
 
-def test_remote_submit_rm_removes_the_spool_and_a_restart_keeps_it(make_pool) -> None:  # noqa: ANN001
+def test_remote_submit_rm_removes_the_spool_and_a_restart_keeps_it(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
     write_inputs(d)
@@ -170,7 +170,7 @@ def test_remote_submit_rm_removes_the_spool_and_a_restart_keeps_it(make_pool) ->
     wait_for(lambda: not cdir.exists(), 30, "the spool directory gone with the last job")
 
 
-def test_a_300_mib_input_reaches_the_job_in_chunks_with_bounded_memory(make_pool) -> None:  # noqa: ANN001
+def test_a_300_mib_input_reaches_the_job_in_chunks_with_bounded_memory(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
     size = 300 * 1024 * 1024
@@ -211,7 +211,7 @@ def test_a_300_mib_input_reaches_the_job_in_chunks_with_bounded_memory(make_pool
     wait_for(lambda: pool.job_ids() == [], 30, "the job left the queue")
 
 
-def test_big_input_in_a_directory_streams_between_shadow_and_starter(make_pool) -> None:  # noqa: ANN001
+def test_big_input_in_a_directory_streams_between_shadow_and_starter(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
     (d / "data").mkdir()
@@ -230,7 +230,7 @@ def test_big_input_in_a_directory_streams_between_shadow_and_starter(make_pool) 
     assert not [p for p in (pool.local / "execute").iterdir() if p.name.startswith(".incoming_")]
 
 
-def test_hostile_or_malformed_spool_requests_are_refused_cleanly(make_pool, monkeypatch) -> None:  # noqa: ANN001
+def test_hostile_or_malformed_spool_requests_are_refused_cleanly(make_pool, monkeypatch) -> None:
     import time
 
     from htcd.cli import common
@@ -247,7 +247,7 @@ def test_hostile_or_malformed_spool_requests_are_refused_cleanly(make_pool, monk
     addr = (spool(pool) / ".schedd_address").read_text().split()[0]
     desc = parse_submit("executable = job.sh\nqueue\n", str(d / "x.sub"))
     with ScheddClient(addr) as schedd:
-        def build(cid: int):  # noqa: ANN202
+        def build(cid: int):
             cluster_ad, procs = desc.make_jobs(cid, submit_dir=str(d), owner="root", qdate=int(time.time()),
                                                config_get=cfg.get)
             mark_spooled(cluster_ad, procs)
@@ -266,7 +266,7 @@ def test_hostile_or_malformed_spool_requests_are_refused_cleanly(make_pool, monk
         try:
             next(bad)
             raise AssertionError("TRANSFER_DATA fetched=5 was accepted")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             assert "BAD_REQUEST" in repr(exc) or "fetched must be" in str(exc)
         # a stream naming a file outside the spool: refused, nothing written, the job stays held
         assert ask({"cluster_id": cid}).get("more")
@@ -298,7 +298,7 @@ def _as_user(pool: Pool, uid: int, *args: str, cwd: Path) -> subprocess.Complete
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not Path(SYSTEM_PYTHON).exists(), reason="needs root and a system Python")
-def test_only_the_owner_uploads_and_fetches_and_a_root_schedd_gives_the_spool_to_the_owner(make_pool) -> None:  # noqa: ANN001
+def test_only_the_owner_uploads_and_fetches_and_a_root_schedd_gives_the_spool_to_the_owner(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     for p in [pool.dir, *pool.dir.parents]:
         if p == Path("/tmp") or p == Path("/"):
@@ -337,7 +337,7 @@ def test_only_the_owner_uploads_and_fetches_and_a_root_schedd_gives_the_spool_to
     assert pool.job_ids() == [f"{rid}.0"]
 
 
-def test_unfetched_output_leaves_with_the_job_when_leave_job_in_queue_turns_false(make_pool) -> None:  # noqa: ANN001
+def test_unfetched_output_leaves_with_the_job_when_leave_job_in_queue_turns_false(make_pool) -> None:
     pool = make_pool({**ONE_SLOT, "PERIODIC_EXPR_INTERVAL": "1"}, slots=1)
     d = pool.jobs_dir
     write_inputs(d)

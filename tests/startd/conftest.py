@@ -11,12 +11,12 @@ NO_STARTD = {"DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD"}
 
 
 @pytest.fixture
-def make_pool(make_pool):  # noqa: ANN001, ANN201 - the root fixture, wrapped
+def make_pool(make_pool):  # the root fixture, wrapped
     """The root ``make_pool``; afterwards every job waiting for its "go" file is let go, so that
     no retiring job holds up the pool's graceful shutdown (a test that failed half-way)."""
     pools = []
 
-    def factory(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def factory(*args, **kwargs):
         pool = make_pool(*args, **kwargs)
         pools.append(pool)
         return pool
@@ -27,7 +27,7 @@ def make_pool(make_pool):  # noqa: ANN001, ANN201 - the root fixture, wrapped
 
 
 @pytest.fixture
-def own_startd(make_pool) -> Iterator[Callable[..., OwnStartd]]:  # noqa: ANN001
+def own_startd(make_pool) -> Iterator[Callable[..., OwnStartd]]:
     """``own_startd(knobs, config_text, slots)``: a pool without a startd under its master, and a
     startd started by the test (stopped by PID afterwards, before the pool)."""
     started: list[OwnStartd] = []

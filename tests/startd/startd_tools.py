@@ -48,7 +48,7 @@ def slot_ads(pool: Pool) -> dict[str, ClassAd]:
     """The startd's own slot ads, fresh (DC_QUERY_SELF), by slot name."""
     try:
         wires = call_startd(pool, "DC_QUERY_SELF")
-    except Exception:  # noqa: BLE001 - not up yet (or restarting): the caller waits
+    except Exception:  # not up yet (or restarting): the caller waits
         return {}
     ads = [ClassAd.from_wire(w) for w in wires]
     return {str(ad.get_value("Name")).split("@")[0]: ad for ad in ads}

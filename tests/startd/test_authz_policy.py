@@ -16,13 +16,13 @@ from htcd.wire.client import RemoteError
 KNOBS = {"NUM_CPUS": "1", "DENY_ADMINISTRATOR_STARTD": "*", "START": "MY.TotalCpus > 0"}
 
 
-def _refused(pool) -> str:  # noqa: ANN001
+def _refused(pool) -> str:
     with pytest.raises(RemoteError) as err:
         call_startd(pool, "DRAIN_JOBS", how="graceful")
     return str(err.value)
 
 
-def test_startd_authorization_survives_its_slot_policy(own_startd) -> None:  # noqa: ANN001
+def test_startd_authorization_survives_its_slot_policy(own_startd) -> None:
     startd = own_startd(KNOBS)
     pool = startd.pool
     ads = slot_ads(pool)

@@ -25,7 +25,7 @@ from htcd.wire.locate import read_address_file
 TWO = {"NUM_CPUS": "2", "POLLING_INTERVAL": "0.5"}
 
 
-def host(pool) -> str:  # noqa: ANN001
+def host(pool) -> str:
     return str(next(iter(slot_ads(pool).values())).get_value("Machine"))
 
 

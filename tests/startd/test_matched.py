@@ -18,14 +18,14 @@ JOB = ClassAd({"Owner": "tester", "RequestCpus": 1, "RequestMemory": 1, "Request
                "ClusterId": 1, "ProcId": 0})
 
 
-def _offer(pool) -> str | None:  # noqa: ANN001
+def _offer(pool) -> str | None:
     collector = read_address_file(str(pool.local / "log" / ".collector_address"))
     with Connection(collector) as conn:
         private = conn.call("QUERY_PRIVATE_ADS", ad_type="Machine")
     return private[0]["private"].get("ClaimId") if private else None
 
 
-def test_match_info_holds_the_slot_until_match_timeout(make_pool) -> None:  # noqa: ANN001
+def test_match_info_holds_the_slot_until_match_timeout(make_pool) -> None:
     pool = make_pool({**ONE_SLOT, "MATCH_TIMEOUT": "2", "DAEMON_LIST": "MASTER, COLLECTOR, SCHEDD, STARTD"}, slots=1)
     offer = wait_for(lambda: _offer(pool), 30, "the slot's offered claim id at the collector")
     startd = read_address_file(str(pool.local / "log" / ".startd_address"))
@@ -47,7 +47,7 @@ def test_match_info_holds_the_slot_until_match_timeout(make_pool) -> None:  # no
     wait_states(pool, {"slot1": "Unclaimed/Idle"}, what="the claim to end with its connection")
 
 
-def test_a_refused_claim_request_frees_a_matched_slot(make_pool) -> None:  # noqa: ANN001
+def test_a_refused_claim_request_frees_a_matched_slot(make_pool) -> None:
     pool = make_pool({**ONE_SLOT, "START": "TARGET.Owner =!= \"tester\"",
                       "DAEMON_LIST": "MASTER, COLLECTOR, SCHEDD, STARTD"}, slots=1)
     offer = wait_for(lambda: _offer(pool), 30, "the slot's offered claim id at the collector")
@@ -61,7 +61,7 @@ def test_a_refused_claim_request_frees_a_matched_slot(make_pool) -> None:  # noq
     wait_states(pool, {"slot1": "Unclaimed/Idle"}, what="the slot to be free at once")
 
 
-def test_a_job_passes_through_matched_and_the_pool_runs_it(make_pool) -> None:  # noqa: ANN001
+def test_a_job_passes_through_matched_and_the_pool_runs_it(make_pool) -> None:
     """In a whole pool the negotiator's MATCH_INFO comes before the schedd's claim request."""
     pool = make_pool(ONE_SLOT, slots=1)
     script(pool, "quick.sh", "#!/bin/sh\necho ok\n")

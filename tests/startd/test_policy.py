@@ -28,7 +28,7 @@ ONE_SLOT = {"NUM_CPUS": "1", "POLLING_INTERVAL": "0.5"}
 RSET = {"ENABLE_RUNTIME_CONFIG": "TRUE", "SETTABLE_ATTRS_CONFIG": "SUSPEND, CONTINUE, START, PREEMPT"}
 
 
-def rset(pool, *items: str) -> None:  # noqa: ANN001
+def rset(pool, *items: str) -> None:
     pool.htcd("config_val", "-daemon", "startd", "-rset", *items)
     pool.htcd("reconfig", "-daemon", "startd")
 
@@ -173,11 +173,11 @@ def test_a_withdrawn_preempting_claim_request_unretires_the_slot(make_pool) -> N
     assert "004" not in events(pool.jobs_dir / "r.log")
 
 
-def call_startd_address(pool):  # noqa: ANN001, ANN201
+def call_startd_address(pool):
     return read_address_file(str(pool.local / "log" / ".startd_address"))
 
 
-def _claimed_offer(pool) -> str | None:  # noqa: ANN001
+def _claimed_offer(pool) -> str | None:
     """The claim id a preempting claim must present, as the negotiator sees it (the private ad of
     the claimed slot at the collector)."""
     collector = read_address_file(str(pool.local / "log" / ".collector_address"))

@@ -11,7 +11,7 @@ from startd.startd_tools import STUBBORN, WAITER, events, job_pid, script, trans
 KNOBS = {"NUM_CPUS": "2", "POLLING_INTERVAL": "0.5"}
 
 
-def _busy_slot(pool) -> str:  # noqa: ANN001
+def _busy_slot(pool) -> str:
     busy = wait_states(pool, lambda s: "Claimed/Busy" in s.values(), what="the job to run")
     return next(k for k, v in busy.items() if v == "Claimed/Busy")
 

@@ -34,7 +34,7 @@ TOTALS = {"cpus": 4, "memory": 8000, "disk": 100000}
 LOG = logging.getLogger("test-startd")
 
 
-def config(tmp: Path, text: str):  # noqa: ANN201
+def config(tmp: Path, text: str):
     top = tmp / "cfg"
     top.write_text(text)
     return load("STARTD", env={"HTCD_CONFIG": str(top)})
@@ -157,7 +157,7 @@ def _slot(state: str, activity: str, job: ClassAd | None = None, starter: bool =
     return slot
 
 
-def _decide(slot: Slot, policy: Policy, m: Machine | None = None):  # noqa: ANN202
+def _decide(slot: Slot, policy: Policy, m: Machine | None = None):
     ad = ClassAd({"State": slot.state, "Activity": slot.activity, "EnteredCurrentActivity": int(slot.entered_activity),
                   "LoadAvg": 0.9})
     policy.add_to(ad, slot.claim.job_ad if slot.claim else None)
@@ -221,8 +221,8 @@ def test_claimed_idle_ends_on_worklife_start_and_drain(pool_dir: Path) -> None:
     slot.claim.start -= 61  # type: ignore[union-attr]
     assert _decide(slot, policy).reason == "CLAIM_WORKLIFE = 60 has passed"
     no_start = Policy.from_config(config(pool_dir, "START = TARGET.Owner == \"bob\"\n"), LOG)
-    assert "START = TARGET.Owner == \"bob\" was False" == _decide(_slot(CLAIMED, IDLE, ClassAd({"Owner": "x"})),
-                                                                     no_start).reason
+    decision = _decide(_slot(CLAIMED, IDLE, ClassAd({"Owner": "x"})), no_start)
+    assert decision.reason == "START = TARGET.Owner == \"bob\" was False"
     drain = Drain("1", "graceful", "maintenance", "nothing", None, int(time.time()))
     t = _decide(_slot(CLAIMED, BUSY, ClassAd({}), starter=True), policy, Machine(now=time.time(), drain=drain))
     assert (t.activity, t.retire_why) == (RETIRING, "drain")

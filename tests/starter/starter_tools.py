@@ -21,7 +21,7 @@ LOG = logging.getLogger("test-starter")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: switching users and chowning sandboxes")
 
 
-def make_config(tmp: Path, text: str = ""):  # noqa: ANN201
+def make_config(tmp: Path, text: str = ""):
     top = tmp / "cfg"
     top.write_text(text)
     return load("STARTD", env={"HTCD_CONFIG": str(top)})
@@ -61,7 +61,7 @@ def execute_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-async def until(cond, timeout: float, what: str):  # noqa: ANN001, ANN201
+async def until(cond, timeout: float, what: str):
     """Poll ``cond`` in the event loop until it is truthy; fail with ``what`` at the deadline."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -74,7 +74,7 @@ async def until(cond, timeout: float, what: str):  # noqa: ANN001, ANN201
         await asyncio.sleep(0.05)
 
 
-def vanilla():  # noqa: ANN201
+def vanilla():
     from htcd_plugins.vanilla import VanillaUniverse
 
     return VanillaUniverse()

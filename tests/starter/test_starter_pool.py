@@ -27,7 +27,7 @@ def knobs(execute_dir: Path) -> dict[str, str]:
     return {**PSLOT, "EXECUTE": str(execute_dir)}
 
 
-def script(pool, name: str, text: str) -> None:  # noqa: ANN001
+def script(pool, name: str, text: str) -> None:
     path = pool.jobs_dir / name
     path.write_text(text)
     os.chmod(path, 0o755)
@@ -41,11 +41,11 @@ def shared_dir(knobs: dict[str, str]) -> Path:
     return path
 
 
-def attr(pool, job: str, name: str) -> str:  # noqa: ANN001
+def attr(pool, job: str, name: str) -> str:
     return pool.job_attr(job, name)
 
 
-def history(pool) -> str:  # noqa: ANN001
+def history(pool) -> str:
     path = pool.local / "spool" / "history"
     return path.read_text() if path.exists() else ""
 

@@ -29,7 +29,7 @@ def _execute(execute_dir: Path) -> None:
     EXECUTE[:] = [execute_dir]
 
 
-def starter(tmp: Path, job, cfg_text: str = "", **kw) -> Starter:  # noqa: ANN001
+def starter(tmp: Path, job, cfg_text: str = "", **kw) -> Starter:
     cfg = make_config(tmp, cfg_text)
     return Starter(job, "slot1_1@test", 1001, str(EXECUTE[0]), vanilla(), LOG, config=cfg, **kw)
 
@@ -136,9 +136,9 @@ def test_suspend_and_continue_reach_the_whole_tree(pool_dir: Path, use_cgroup: b
 
     async def scenario() -> dict:
         task = asyncio.ensure_future(s.run())
-        await until(lambda: s.sandbox and os.path.exists(os.path.join(s.sandbox, "child"))
-                    and open(os.path.join(s.sandbox, "child")).read().strip(), 30, "the job's child")
-        child = int(open(os.path.join(s.sandbox, "child")).read())
+        text = await until(lambda: s.sandbox and os.path.exists(os.path.join(s.sandbox, "child"))
+                           and Path(s.sandbox, "child").read_text().strip(), 30, "the job's child")
+        child = int(text)
         pids = [s.pid, child]
         s.suspend()
         await until(lambda: stopped(pids), 30, "the job to stop")

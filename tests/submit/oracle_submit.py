@@ -15,7 +15,7 @@ import sys
 
 os.environ["CONDOR_CONFIG"] = "/dev/null"
 os.environ["TZ"] = "UTC"
-import htcondor  # noqa: E402
+import htcondor
 
 
 def main() -> None:
@@ -30,7 +30,7 @@ def main() -> None:
             text = fh.read()
         try:
             ads = htcondor.Submit(text).jobs(clusterid=case["cluster"], qdate=case["qdate"])
-            out.append({"ads": [{k: str(ad.lookup(k)) for k in ad.keys()} for ad in ads]})
+            out.append({"ads": [{k: str(ad.lookup(k)) for k in ad} for ad in ads]})
         except Exception as err:  # the bindings' RuntimeError carries condor_submit's message
             out.append({"error": str(err)})
     json.dump(out, sys.stdout)

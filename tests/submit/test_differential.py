@@ -25,7 +25,7 @@ from htcd.classad import parse_expr, parse_old_ads
 from htcd.cli.main import main as htcd_main
 
 sys.path.insert(0, str(Path(__file__).parent))
-from diff_cases import BASE_CONFIG, CASES, CONFIG, FILES  # noqa: E402
+from diff_cases import BASE_CONFIG, CASES, CONFIG, FILES
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE_PATH = ROOT / ".venv" / "htcondor24"

@@ -14,8 +14,8 @@ from htcd.submit.commands import SECTIONS, Plan
 from htcd.submit.templates import TemplateSet
 
 sys.path.insert(0, str(Path(__file__).parent))
-from diff_cases import CASES  # noqa: E402
-from test_differential import case_files  # noqa: E402
+from diff_cases import CASES
+from test_differential import case_files
 
 EXTRA = {
     "output_varies_to_devnull": "executable = run.sh\noutput = $(o)\nqueue o in (/dev/null, out.txt, /dev/null)\n",

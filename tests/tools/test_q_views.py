@@ -35,7 +35,7 @@ def test_autoformat_options() -> None:
     assert output.split_af_option(["q", "-af:jh", "Cmd"]) == ["q", "-af-options", "jh", "-af", "Cmd"]
 
 
-def test_q_views_on_a_real_pool(make_pool) -> None:  # noqa: ANN001
+def test_q_views_on_a_real_pool(make_pool) -> None:
     pool = make_pool(knobs={"NUM_CPUS": "1"}, slots=1)
     script = pool.jobs_dir / "long.sh"
     script.write_text("#!/bin/sh\nsleep 120\n")

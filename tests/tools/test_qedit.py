@@ -17,7 +17,7 @@ def test_check_edit_rules() -> None:
     assert "not an attribute name" in (check_edit("9lives", "1") or "")
 
 
-def test_qedit_on_a_real_pool(pool) -> None:  # noqa: ANN001
+def test_qedit_on_a_real_pool(pool) -> None:
     (pool.jobs_dir / "t.sh").write_text("#!/bin/sh\nexit 0\n")
     os.chmod(pool.jobs_dir / "t.sh", 0o755)
     cid = pool.submit("executable = t.sh\nrequirements = false\nqueue 2\n")

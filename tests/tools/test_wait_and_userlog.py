@@ -114,7 +114,7 @@ def test_wait_num_echo_and_bad_input(tmp_path: Path) -> None:
         assert bad.returncode == 1 and msg in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_wait_on_a_real_pool(pool) -> None:  # noqa: ANN001
+def test_wait_on_a_real_pool(pool) -> None:
     (pool.jobs_dir / "t.sh").write_text("#!/bin/sh\nexit 0\n")
     os.chmod(pool.jobs_dir / "t.sh", 0o755)
     (pool.jobs_dir / "t.sh").write_text("#!/bin/sh\nhead -c 3000000 /dev/zero | tail -c 1 >/dev/null\nexit 0\n")

@@ -20,7 +20,7 @@ for f in in/*; do head -c 4 "$f"; tail -c 4 "$f"; done; echo
 """
 
 
-def run_to_completion(pool, name: str, script: str, submit: str) -> None:  # noqa: ANN001
+def run_to_completion(pool, name: str, script: str, submit: str) -> None:
     """Run ``script`` as a one-job cluster (its stderr in NAME.err) and check it exited 0."""
     d = pool.jobs_dir
     (d / f"{name}.sh").write_text(script)
@@ -33,7 +33,7 @@ def run_to_completion(pool, name: str, script: str, submit: str) -> None:  # noq
         (d / f"{name}.err").read_text()
 
 
-def test_input_over_the_activation_limit_streams_and_the_job_runs(make_pool) -> None:  # noqa: ANN001
+def test_input_over_the_activation_limit_streams_and_the_job_runs(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
     (d / "in").mkdir()
@@ -69,7 +69,7 @@ done
 """
 
 
-def test_output_of_many_files_comes_back_with_bounded_memory(make_pool) -> None:  # noqa: ANN001
+def test_output_of_many_files_comes_back_with_bounded_memory(make_pool) -> None:
     """The same on the way back: 320 MiB of 4 MiB files; those past the reply's inline budget stay
     at the execute point and are fetched as a chunk stream."""
     pool = make_pool(ONE_SLOT, slots=1)

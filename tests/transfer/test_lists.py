@@ -54,7 +54,7 @@ def test_input_directories_in_both_forms_and_urls(tmp_path: Path) -> None:
 
 def test_missing_input_and_oversized_input_are_refused(tmp_path: Path) -> None:
     (tmp_path / "run.sh").write_text("x")
-    with pytest.raises(TransferError, match="nope.txt.*No such file") as exc:
+    with pytest.raises(TransferError, match=r"nope\.txt.*No such file") as exc:
         gather_input(_job(tmp_path, TransferInput="nope.txt").get)
     assert exc.value.code == 13 and exc.value.subcode == 2
     (tmp_path / "big").write_bytes(b"x" * 2000)
@@ -79,7 +79,7 @@ def test_a_url_without_a_plugin_or_failing_names_the_reason(tmp_path: Path) -> N
     def broken(url: str, dest: object, uid: object = None, gid: object = None) -> None:
         raise OSError(f"{url}: HTTP error 404 Not Found")
 
-    with pytest.raises(TransferError, match="using protocol http. Details: .*404 Not Found"):
+    with pytest.raises(TransferError, match=r"using protocol http\. Details: .*404 Not Found"):
         fetch_urls(str(tmp_path), [("x", "http://h/x")], "slot1@ep", plugins={"http": broken})
 
 
@@ -129,7 +129,7 @@ def test_output_lands_in_iwd_or_remapped_and_never_through_a_planted_link(tmp_pa
 
 
 def test_the_transfer_decision() -> None:
-    def get(stf: str, fsd: str = "a.org"):  # noqa: ANN202
+    def get(stf: str, fsd: str = "a.org"):
         return {"ShouldTransferFiles": stf, "FileSystemDomain": fsd}.get
 
     assert entries.wants_transfer(get("YES"), "a.org")

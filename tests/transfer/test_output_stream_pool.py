@@ -71,7 +71,7 @@ def check_big(path: Path, size: int = BIG) -> None:
         assert f.read() == b"TAIL"
 
 
-def test_a_300_mib_output_streams_back_with_bounded_memory(make_pool) -> None:  # noqa: ANN001
+def test_a_300_mib_output_streams_back_with_bounded_memory(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     body = "#!/bin/sh\n" + WRITE_BIG.format(size=BIG) + "echo to stdout\necho to stderr >&2\n"
     job = submit(pool, "big", body, "output = big.out\nerror = big.err\ntransfer_output_files = big.bin\n"
@@ -96,7 +96,7 @@ def test_a_300_mib_output_streams_back_with_bounded_memory(make_pool) -> None:  
     assert (int(status), float(bytes_sent), float(bytes_recvd)) == (4, sent, len(body))
 
 
-def test_a_directory_a_remap_and_a_big_stdout_stream_back(make_pool) -> None:  # noqa: ANN001
+def test_a_directory_a_remap_and_a_big_stdout_stream_back(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     body = """#!/bin/sh
 set -e
@@ -124,7 +124,7 @@ head -c 5000000 /dev/zero | tr '\\0' x
     assert "received 20000000 bytes of output as a chunk stream" in pool.log("ShadowLog")
 
 
-def test_big_output_kept_from_an_eviction_comes_back_as_input(make_pool) -> None:  # noqa: ANN001
+def test_big_output_kept_from_an_eviction_comes_back_as_input(make_pool) -> None:
     pool = make_pool({**ONE_SLOT, **RSET, "PREEMPT": "False"}, slots=1)
     started = pool.jobs_dir / "started"
     body = f"""#!/bin/sh
@@ -170,7 +170,7 @@ def let_it_end(pool: Pool) -> None:
     (box / "go").touch()
 
 
-def test_a_staged_file_that_vanishes_holds_the_job(make_pool) -> None:  # noqa: ANN001
+def test_a_staged_file_that_vanishes_holds_the_job(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     job = submit(pool, "g", GATED + "head -c 6000000 /dev/zero > big.bin\necho done\n",
                  "output = g.out\ntransfer_output_files = big.bin")
@@ -195,7 +195,7 @@ def test_a_staged_file_that_vanishes_holds_the_job(make_pool) -> None:  # noqa: 
     assert pool.daemon_pids() == pids, "no daemon died"
 
 
-def test_a_startd_killed_mid_stream_holds_the_job_and_the_pool_recovers(make_pool) -> None:  # noqa: ANN001
+def test_a_startd_killed_mid_stream_holds_the_job_and_the_pool_recovers(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     job = submit(pool, "g", GATED + WRITE_BIG.format(size=BIG), "transfer_output_files = big.bin")
     pids = pool.daemon_pids()
@@ -234,7 +234,7 @@ def test_a_startd_killed_mid_stream_holds_the_job_and_the_pool_recovers(make_poo
 
 
 # -- the other places output goes ------------------------------------------------------------
-def test_big_output_waits_at_the_startd_for_a_restarted_schedd(make_pool) -> None:  # noqa: ANN001
+def test_big_output_waits_at_the_startd_for_a_restarted_schedd(make_pool) -> None:
     pool = make_pool({**ONE_SLOT, "MASTER_SCHEDD_BACKOFF_CONSTANT": "5"}, slots=1)
     submit(pool, "g", GATED + "head -c 9000000 /dev/urandom > big.bin\nsha256sum big.bin > sum.txt\n",
            "transfer_output_files = big.bin, sum.txt\njob_lease_duration = 120")
@@ -251,7 +251,7 @@ def test_big_output_waits_at_the_startd_for_a_restarted_schedd(make_pool) -> Non
     assert not staging(pool) and not parts(d)
 
 
-def test_a_spooled_jobs_big_output_waits_in_the_spool_for_transfer_data(make_pool) -> None:  # noqa: ANN001
+def test_a_spooled_jobs_big_output_waits_in_the_spool_for_transfer_data(make_pool) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     d = pool.jobs_dir
     (d / "s.sh").write_text("#!/bin/sh\nhead -c 9000000 /dev/urandom > big.bin\nsha256sum big.bin > sum.txt\n")

@@ -51,7 +51,7 @@ def test_file_plugin_copies_and_names_what_failed(tmp_path: Path) -> None:
     buf = io.BytesIO()
     transfer_file.fetch(f"file://{tmp_path}/in.txt", buf)
     assert buf.getvalue() == b"local data"
-    with pytest.raises(OSError, match="cannot read .*nope"):
+    with pytest.raises(OSError, match=r"cannot read .*nope"):
         transfer_file.fetch(f"file://{tmp_path}/nope", io.BytesIO())
     with pytest.raises(ValueError, match="of this host"):
         transfer_file.fetch("file://elsewhere/x", io.BytesIO())

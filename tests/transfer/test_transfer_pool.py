@@ -59,7 +59,7 @@ def web(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     thread.join(10)
 
 
-def test_directories_urls_remaps_and_output_directories(make_pool, web) -> None:  # noqa: ANN001
+def test_directories_urls_remaps_and_output_directories(make_pool, web) -> None:
     base, www = web
     (www / "payload.txt").write_text("from the web")
     pool = make_pool(ONE_SLOT, slots=1)
@@ -95,7 +95,7 @@ echo stdout here
     assert job
 
 
-def test_a_failing_url_and_missing_output_hold_the_job(make_pool, web) -> None:  # noqa: ANN001
+def test_a_failing_url_and_missing_output_hold_the_job(make_pool, web) -> None:
     base, _ = web
     pool = make_pool(ONE_SLOT, slots=1)
     job = run(pool, "#!/bin/sh\ntrue\n", f"should_transfer_files = YES\ntransfer_input_files = {base}/nope.bin\n",
@@ -110,7 +110,7 @@ def test_a_failing_url_and_missing_output_hold_the_job(make_pool, web) -> None: 
     assert not (pool.jobs_dir / "made.txt").exists(), "a failed output transfer writes nothing"
 
 
-def test_links_never_lead_output_out_of_place(make_pool, tmp_path: Path) -> None:  # noqa: ANN001
+def test_links_never_lead_output_out_of_place(make_pool, tmp_path: Path) -> None:
     secret = tmp_path / "secret"
     secret.write_text("not for the job")
     os.chmod(secret, 0o600)
@@ -143,7 +143,7 @@ def open_to_jobs(pool: Pool) -> None:
     os.chmod(pool.jobs_dir, 0o777)
 
 
-def test_should_transfer_files_no_runs_in_iwd(make_pool) -> None:  # noqa: ANN001
+def test_should_transfer_files_no_runs_in_iwd(make_pool) -> None:
     pool = make_pool({**ONE_SLOT, "FILESYSTEM_DOMAIN": "shared.example"}, slots=1)
     open_to_jobs(pool)
     run(pool, WHERE, "should_transfer_files = NO\noutput = no.out\n", log="n.log")
@@ -161,7 +161,7 @@ def test_should_transfer_files_no_runs_in_iwd(make_pool) -> None:  # noqa: ANN00
     assert (pool.jobs_dir / "if.out").read_text() == "out\n"
 
 
-def test_no_with_an_unusable_output_path_holds(make_pool, tmp_path: Path) -> None:  # noqa: ANN001
+def test_no_with_an_unusable_output_path_holds(make_pool, tmp_path: Path) -> None:
     pool = make_pool(ONE_SLOT, slots=1)
     open_to_jobs(pool)
     victim = tmp_path / "victim"
@@ -173,7 +173,7 @@ def test_no_with_an_unusable_output_path_holds(make_pool, tmp_path: Path) -> Non
     assert victim.read_text() == "precious"
 
 
-def test_another_file_system_domain_transfers(make_pool) -> None:  # noqa: ANN001
+def test_another_file_system_domain_transfers(make_pool) -> None:
     pool = make_pool({**ONE_SLOT, "FILESYSTEM_DOMAIN": "submit.example", "STARTD.FILESYSTEM_DOMAIN": "ep.example"},
                      slots=1)
     assert "ep.example" in pool.htcd("status", "-af", "FileSystemDomain").stdout
@@ -183,7 +183,7 @@ def test_another_file_system_domain_transfers(make_pool) -> None:  # noqa: ANN00
     assert job
 
 
-def test_on_exit_or_evict_output_comes_back_as_input(make_pool) -> None:  # noqa: ANN001
+def test_on_exit_or_evict_output_comes_back_as_input(make_pool) -> None:
     pool = make_pool({**ONE_SLOT, **RSET, "PREEMPT": "False"}, slots=1)
     body = """#!/bin/sh
 if [ -e progress ]; then echo "resumed after $(cat progress)" > result.txt; exit 0; fi

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def test_a_unix_socket_is_used_only_for_a_daemon_on_this_host(tmp_path) -> None:  # noqa: ANN001
+def test_a_unix_socket_is_used_only_for_a_daemon_on_this_host(tmp_path) -> None:
     """Hosts laid out alike have the same socket paths: another host's daemon must be reached
     over TCP, not through this host's daemon of the same name."""
     from htcd.wire.address import Address

@@ -52,7 +52,7 @@ class Harness(LoopThread):
 
 
 @pytest.fixture
-def harness(pool_dir: Path):  # noqa: ANN201
+def harness(pool_dir: Path):
     h = Harness(pool_dir)
     yield h
     h.close()

@@ -19,10 +19,7 @@ def _member(a: list[Value]) -> object:
         return UNDEFINED
     if type(lst) is not list or type(x) is list or is_ad(x):
         return ERROR
-    for v in lst:
-        if ops.compare("==", x, v) is True:
-            return True
-    return False
+    return any(ops.compare("==", x, v) is True for v in lst)
 
 
 # ---------------------------------------------------------------- list comparisons

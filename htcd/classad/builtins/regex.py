@@ -32,7 +32,7 @@ def _repeat_shape(parsed: Any) -> tuple[int, bool]:
         nonlocal count, nested
         for op, av in items:
             if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None)):
-                lo, hi, sub = av
+                _lo, hi, sub = av
                 unbounded = hi == sre.MAXREPEAT or hi > 1000
                 if unbounded:
                     count += 1

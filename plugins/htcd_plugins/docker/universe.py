@@ -115,7 +115,12 @@ class DockerJob(RunningJob):
             self._control.shutdown(wait=False)
             self.out.close()
             self.err.close()
-        loop.call_soon_threadsafe(lambda: self._done.done() or self._done.set_result(result))
+
+        def settle() -> None:
+            if not self._done.done():
+                self._done.set_result(result)
+
+        loop.call_soon_threadsafe(settle)
 
     def _finish(self) -> ExitStatus:
         """Wait for the container's end, copy its output into the job's stdout/stderr, read its
@@ -299,7 +304,8 @@ class DockerUniverse(Universe):
         body = self._create_body(ctx, image)
         limit = body["HostConfig"].get("Memory", 0) >> 20
         try:
-            out, err = open(ctx.stdout, "ab"), open(ctx.stderr, "ab")  # noqa: SIM115 - the job closes them
+            # the job closes them; opening two local files may block the loop briefly
+            out, err = open(ctx.stdout, "ab"), open(ctx.stderr, "ab")  # noqa: SIM115, ASYNC230
         except OSError as exc:
             raise UniverseError(f"cannot open the job's output: {exc.strerror or exc}") from None
         try:
