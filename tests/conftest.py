@@ -157,7 +157,7 @@ def make_pool(pool_dir: Path) -> Iterator:
 
 
 @pytest.fixture
-def pool(make_pool) -> Pool:  # noqa: ANN001
+def pool(make_pool) -> Pool:
     return make_pool()
 
 

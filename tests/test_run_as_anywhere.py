@@ -34,7 +34,7 @@ def _copy_checkout(into: Path) -> Path:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
-def test_run_as_works_from_a_checkout_the_other_user_cannot_reach(make_pool, pool_dir: Path) -> None:  # noqa: ANN001
+def test_run_as_works_from_a_checkout_the_other_user_cannot_reach(make_pool, pool_dir: Path) -> None:
     pool = make_pool({"DAEMON_LIST": "MASTER COLLECTOR SCHEDD"}, slots=0)
     for d in [pool.dir, *pool.dir.parents]:  # the pool itself stays reachable, as in the pool tests
         if str(d) in ("/", "/tmp"):

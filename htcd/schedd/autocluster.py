@@ -214,7 +214,7 @@ class AutoClusters:
         for job in jobs:
             if constraint is not None and not is_true(constraint.eval(job.ad)):
                 continue
-            acid, attrs = self.id_of(job)
+            acid, _attrs = self.id_of(job)
             row = out.get(acid)
             if row is None:
                 values = self.signature(job)[1]

@@ -32,7 +32,7 @@ class Changes:
     """Job changes not yet committed: the jobs whose ads changed (their ads are read when the
     transaction is built, so the latest state goes) and the jobs that left the queue."""
 
-    __slots__ = ("procs", "left")
+    __slots__ = ("left", "procs")
 
     def __init__(self) -> None:
         self.procs: dict[JobId, Job] = {}

@@ -68,7 +68,7 @@ def _records_backwards(path: str) -> Iterator[str]:
     """The ad texts of one file, last first, reading from the end in blocks.  A record is the
     text between two banner lines; text after the last banner (a write cut short) is skipped."""
     try:
-        f = open(path, "rb")
+        f = open(path, "rb")  # noqa: SIM115 - opened apart so a missing file is no history; closed by the with below
     except FileNotFoundError:
         return
     with f:

@@ -18,7 +18,7 @@ IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
 class Cluster:
     """A cluster's shared attributes (wire text), stored once for all its procs."""
 
-    __slots__ = ("id", "wire", "owner", "lower", "_ad", "live", "idle", "pending", "proc_groups")
+    __slots__ = ("_ad", "id", "idle", "live", "lower", "owner", "pending", "proc_groups", "wire")
 
     def __init__(self, cluster_id: int, wire: dict[str, str]) -> None:
         self.id = cluster_id
@@ -66,7 +66,7 @@ def has_accounting_group(attrs: dict[str, str]) -> bool:
 class Job:
     """One proc: its cluster, its own attributes and the schedd's bookkeeping (memory only)."""
 
-    __slots__ = ("cluster", "proc_id", "proc", "status", "matched", "removing")
+    __slots__ = ("cluster", "matched", "proc", "proc_id", "removing", "status")
 
     def __init__(self, cluster: Cluster, proc_id: int, proc: dict[str, str]) -> None:
         self.cluster = cluster

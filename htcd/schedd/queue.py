@@ -74,7 +74,7 @@ class Writes:
     (deleted for good).  The ads are copies taken on the event loop; the transaction serializes
     them in its thread."""
 
-    __slots__ = ("procs", "gone", "forget", "frees_claim")
+    __slots__ = ("forget", "frees_claim", "gone", "procs")
 
     def __init__(self) -> None:
         self.procs: dict[JobId, dict[str, str]] = {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd, symmetric_match
@@ -383,7 +383,7 @@ class Shadow:
     def _output_frames(self, result: dict[str, Any]) -> outgoing.Frames:
         """Opens the startd's stream of the output it kept (``FETCH_OUTPUT`` on the claim's
         connection); asked for once, the startd removes it whatever happens."""
-        def frames(keys: list[str]) -> AsyncIterator[Any]:
+        def frames(keys: list[str]) -> AsyncGenerator[Any, None]:
             note = result.pop("output_stream", None)
             if not isinstance(note, dict) or not note.get("id"):
                 raise TransferError(f"Transfer output files failure: {self.slot_name} announced output files "

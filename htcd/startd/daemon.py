@@ -528,7 +528,7 @@ class Startd(Daemon):
                 value = filled.eval_expr(parse_expr(fallback), target=pad)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 value = filled.get_value(f"Request{res}", 1)
-            out[res] = int(math.ceil(float(value)))
+            out[res] = math.ceil(float(value))
         return out
 
     async def cmd_activate_claim(self, req: Request) -> dict[str, Any]:
@@ -652,7 +652,7 @@ class Startd(Daemon):
                 self.publish_soon()
         # the jobs' streamed output: a while for their shadows to fetch it, then it goes
         deadline = time.monotonic() + (0 if fast else OUTPUT_SHUTDOWN_WAIT)
-        while self.outgoing.items and time.monotonic() < deadline:
+        while self.outgoing.items and time.monotonic() < deadline:  # noqa: ASYNC110 - at shutdown only: no event for "fetched"
             await asyncio.sleep(0.1)
         self.outgoing.clear()
 

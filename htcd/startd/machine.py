@@ -54,11 +54,10 @@ def os_attributes(info: dict[str, str]) -> dict[str, object]:
 
 
 def cpu_flags() -> set[str]:
-    with contextlib.suppress(OSError):
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.partition(":")[2].split())
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.partition(":")[2].split())
     return set()
 
 

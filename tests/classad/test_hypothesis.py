@@ -113,9 +113,7 @@ def known_deviation(text: str, mine: str, theirs: str) -> bool:
         return True
     if _UNPARSE.search(text) and "\\n" in theirs:
         return True
-    if _RELTIME_DIV.search(theirs) and "--" in theirs:
-        return True
-    return False
+    return bool(_RELTIME_DIV.search(theirs) and "--" in theirs)
 
 
 def oracle_eval(text: str, my: object, target: object, depth: int = 0) -> str | None:

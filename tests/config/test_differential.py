@@ -153,14 +153,14 @@ L = [
     # metaknobs: the knobs each expansion sets
     ("mk_limit_runtime", {"top": "use POLICY : Limit_Job_Runtimes(3600)\n"}, _LIMIT, "TOOL", {}),
     ("mk_limit_runtime_default", {"top": "use POLICY : Limit_Job_Runtimes\n"}, _LIMIT, "TOOL", {}),
-    ("mk_preempt_mem", {"top": "use POLICY : Preempt_If_Memory_Exceeded\n"}, _PREEMPT_IF + ["MEMORY_EXCEEDED"],
+    ("mk_preempt_mem", {"top": "use POLICY : Preempt_If_Memory_Exceeded\n"}, [*_PREEMPT_IF, "MEMORY_EXCEEDED"],
      "TOOL", {}),
     ("mk_hold_mem", {"top": "use POLICY : Hold_If_Memory_Exceeded\n"},
      _PREEMPT_IF + _HOLD + ["MEMORY_EXCEEDED", "HOLD_REASON_MEMORY_EXCEEDED"], "TOOL", {}),
     ("mk_hold_mem_subcode", {"top": "HOLD_SUBCODE_MEMORY_EXCEEDED = 9\nPREEMPT = Foo\nWANT_SUSPEND = Bar\n"
                                     "use POLICY : Hold_If_Memory_Exceeded\n"}, _PREEMPT_IF + _HOLD, "TOOL", {}),
     ("mk_preempt_cpus", {"top": "use POLICY : Preempt_If_Cpus_Exceeded\n"},
-     _PREEMPT_IF + ["CPU_EXCEEDED", "CpusUsage", "STARTD_ATTRS"], "TOOL", {}),
+     [*_PREEMPT_IF, "CPU_EXCEEDED", "CpusUsage", "STARTD_ATTRS"], "TOOL", {}),
     ("mk_want_hold_if", {"top": "X = Foo > 1\nuse POLICY : Want_Hold_If(X, 7, too big)\n"}, _PREEMPT_IF + _HOLD,
      "TOOL", {}),
     ("mk_want_hold_if_twice", {"top": "X = Foo > 1\nY = Bar\nuse POLICY : Want_Hold_If(X, 7, big)\n"
@@ -186,10 +186,9 @@ L = [
                                   "FLOCK_NEGOTIATOR_HOSTS = n.example\nuse SECURITY : Host_Based\n"},
      ["ALLOW_ADMINISTRATOR", "ALLOW_NEGOTIATOR", "ALLOW_READ", "ALLOW_NEGOTIATOR_SCHEDD", "ALLOW_READ_COLLECTOR",
       "ALLOW_READ_STARTD", "LEGACY_ALLOW_SEMANTICS"], "TOOL", {}),
-    ("mk_desktop", {"top": "use POLICY : Desktop\n"}, _DESKTOP + ["SLOTS_CONNECTED_TO_CONSOLE"], "TOOL", {}),
+    ("mk_desktop", {"top": "use POLICY : Desktop\n"}, [*_DESKTOP, "SLOTS_CONNECTED_TO_CONSOLE"], "TOOL", {}),
     ("mk_uwcs_desktop", {"top": "use POLICY : UWCS_Desktop\n"},
-     _DESKTOP + ["PREEMPTION_REQUIREMENTS", "PREEMPTION_RANK", "NEGOTIATOR_PRE_JOB_RANK", "NEGOTIATOR_POST_JOB_RANK",
-                 "UWCS_START", "UWCS_PREEMPTION_RANK"], "TOOL", {}),
+     [*_DESKTOP, "PREEMPTION_REQUIREMENTS", "PREEMPTION_RANK", "NEGOTIATOR_PRE_JOB_RANK", "NEGOTIATOR_POST_JOB_RANK", "UWCS_START", "UWCS_PREEMPTION_RANK"], "TOOL", {}),
     ("mk_desktop_tuned", {"top": "StartIdleTime = 60\nHighLoad = 0.9\nMINUTE = 61\nuse POLICY : UWCS_Desktop\n"},
      _DESKTOP, "TOOL", {}),
     # $ functions
@@ -292,7 +291,7 @@ L = [
     ("mk_policy_in_include", {"top": "include : {d}/inc\n", "inc": "use SECURITY : Strong\n"}, _SEC, "TOOL", {}),
     ("mk_role_and_policy", {"top": "use ROLE : Personal\nuse POLICY : Always_Run_Jobs\n"
                                    "use POLICY : Preempt_If_Cpus_Exceeded\n"},
-     ["DAEMON_LIST", "START"] + _PREEMPT_IF, "TOOL", {}),
+     ["DAEMON_LIST", "START", *_PREEMPT_IF], "TOOL", {}),
     ("mk_static_then_override", {"top": "use FEATURE : StaticSlots\nNUM_SLOTS_TYPE_1 = 3\n"}, ["NUM_SLOTS_TYPE_1"],
      "TOOL", {}),
     ("error_directive", {"top": "A = 1\nerror : stop here\n"}, ["A"], "TOOL", {}),
