@@ -45,7 +45,7 @@ DEFAULT_KNOBS = {
 
 
 def wait_for(cond: Callable[[], Any], timeout: float, what: Callable[[], str] | str,
-             interval: float = 0.1) -> Any:
+             interval: float = 0.05) -> Any:
     """Poll ``cond`` until it returns something truthy; fail at the deadline saying ``what``
     (a string or a function giving one, e.g. the tail of a log)."""
     deadline = time.monotonic() + timeout

@@ -36,7 +36,8 @@ def build_date(path: str | None = None) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(stamp))
 
 
-def _os_release(path: str = "/etc/os-release") -> dict[str, str]:
+def os_release(path: str = "/etc/os-release") -> dict[str, str]:
+    """The distribution's /etc/os-release as a dict (NAME, VERSION_ID, PRETTY_NAME...); empty if unreadable."""
     out: dict[str, str] = {}
     try:
         with open(path, encoding="utf-8") as f:
@@ -49,11 +50,11 @@ def _os_release(path: str = "/etc/os-release") -> dict[str, str]:
     return out
 
 
-def platform_name(os_release: str = "/etc/os-release") -> str:
+def platform_name(os_release_path: str = "/etc/os-release") -> str:
     """``<ARCH>-<distribution>_<version>`` as HTCondor names its platform (``X86_64-Debian_12``,
     ``X86_64-AlmaLinux_8.10``); the kernel's name (``X86_64-Linux``) where the distribution is not
     known."""
-    info = _os_release(os_release)
+    info = os_release(os_release_path)
     distro = (info.get("NAME") or "").split(" ")[0].replace("/", "")
     release = info.get("VERSION_ID") or ""
     name = (f"{distro}_{release}" if release else distro) if distro else platform.system() or "Unknown"

@@ -15,34 +15,13 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from htcd.testing import DEFAULT_KNOBS, wait_for  # the pool harness plugin authors use too
+
 if TYPE_CHECKING:
     from htcd.config import Config
-
-DEFAULT_KNOBS = {
-    "NUM_CPUS": "2",
-    "UPDATE_INTERVAL": "5",
-    "NEGOTIATOR_INTERVAL": "5",
-    "NEGOTIATOR_CYCLE_DELAY": "0",
-    "MASTER_BACKOFF_CONSTANT": "0.2",
-}
-
-
-def wait_for(cond: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
-    """Poll ``cond`` until it returns something truthy; fail with ``what`` at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
-
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()

@@ -17,6 +17,7 @@ import time
 import psutil
 
 from htcd.config import Config
+from htcd.version import os_release
 
 _ARCH = {"x86_64": "X86_64", "amd64": "X86_64", "aarch64": "aarch64", "arm64": "aarch64",
          "ppc64le": "ppc64le", "i686": "INTEL", "i386": "INTEL"}
@@ -24,19 +25,6 @@ _ARCH = {"x86_64": "X86_64", "amd64": "X86_64", "aarch64": "aarch64", "arm64": "
 _LEVELS = (("x86_64-v2", {"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"}),
            ("x86_64-v3", {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"}),
            ("x86_64-v4", {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}))
-
-
-def os_release(path: str = "/etc/os-release") -> dict[str, str]:
-    info: dict[str, str] = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                k, _, v = line.strip().partition("=")
-                if k:
-                    info[k] = v.strip().strip('"')
-    except OSError:
-        pass
-    return info
 
 
 def os_attributes(info: dict[str, str]) -> dict[str, object]:

@@ -29,6 +29,7 @@ from htcd.startd.slot import (
     Slot,
 )
 from htcd.startd.states import Drain, Machine, Policy, decide
+from htcd.version import os_release
 
 TOTALS = {"cpus": 4, "memory": 8000, "disk": 100000}
 LOG = logging.getLogger("test-startd")
@@ -96,11 +97,11 @@ def test_machine_facts_come_from_the_machine(pool_dir: Path) -> None:
 def test_os_attributes_as_htcondor_names_them(pool_dir: Path) -> None:
     release = pool_dir / "os-release"
     release.write_text('NAME="Debian GNU/Linux"\nVERSION_ID="12"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')
-    attrs = machine.os_attributes(machine.os_release(str(release)))
+    attrs = machine.os_attributes(os_release(str(release)))
     assert attrs["OpSysName"] == "Debian" and attrs["OpSysMajorVer"] == 12 and attrs["OpSysVer"] == 1200
     assert attrs["OpSysAndVer"] == "Debian12" and attrs["OpSysLongName"] == "Debian GNU/Linux 12 (bookworm)"
     release.write_text('NAME="Red Hat Enterprise Linux"\nVERSION_ID="9.4"\n')
-    attrs = machine.os_attributes(machine.os_release(str(release)))
+    attrs = machine.os_attributes(os_release(str(release)))
     assert (attrs["OpSysName"], attrs["OpSysAndVer"], attrs["OpSysVer"]) == ("RedHat", "RedHat9", 904)
 
 
