@@ -16,16 +16,15 @@ from .builtins.regex import (
     REGEX_STEP_BUDGET,
     RegexRefused,
     compile_regex,
-    safe_search,
     subject_ok,
 )
 from .builtins.stringlists import split_list, split_tokens
 from .builtins.versions import versioncmp
-from .registry import Strict, compile_call, known_functions
+from .registry import Strict, compile_call
 from .timetext import parse_abstime, parse_reltime
 
 __all__ = [
     "REGEX_MAX_INPUT", "REGEX_MAX_PATTERN", "REGEX_STEP_BUDGET", "RegexRefused", "Strict", "compile_call",
-    "compile_regex", "known_functions", "parse_abstime", "parse_reltime", "real_to_int", "safe_search",
+    "compile_regex", "parse_abstime", "parse_reltime", "real_to_int",
     "split_list", "split_tokens", "split_v2_words", "strtod", "subject_ok", "to_string", "versioncmp",
 ]

@@ -70,6 +70,3 @@ def compile_call(name: str, fns: list[Fn], args: Sequence[Any] = ()) -> Fn:
     return lambda s, c: impl([f(s, c) for f in fns])
 
 
-def known_functions() -> list[str]:
-    """Lower-case names of every built-in."""
-    return sorted(set(STRICT) | set(LAZY) | set(TREE))

@@ -55,11 +55,9 @@ class LocalShadow:
         self.startd = str(runner.schedd.server.address)  # the execute event names the schedd
         self.slot_name = ""
         self.running: RunningJob | None = None
-        self.killing = False
 
     async def kill(self) -> None:
         """Remove or hold: the job's KillSig, then SIGKILL after JobMaxVacateTime seconds."""
-        self.killing = True
         running = self.running
         if running is None:
             return

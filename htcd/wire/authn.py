@@ -22,13 +22,11 @@ from typing import Any
 from htcd.wire import auth, tokens
 from htcd.wire.tokens import TokenError
 
-METHODS = ("FS", "TOKEN", "SSL", "CLAIMTOBE")
 ALIASES = {"IDTOKEN": "TOKEN", "IDTOKENS": "TOKEN", "TOKENS": "TOKEN"}
 DEFAULT_METHODS = ("FS", "TOKEN", "SSL")  # CLAIMTOBE only when listed explicitly
 REQUIRED, PREFERRED, OPTIONAL, NEVER = "REQUIRED", "PREFERRED", "OPTIONAL", "NEVER"
 REQUIREMENTS = (REQUIRED, PREFERRED, OPTIONAL, NEVER)
 UNAUTHENTICATED = "UNAUTHENTICATED"  # Identity.method of unauthenticated@unmapped
-NEEDS_TLS = frozenset({"SSL"})  # TOKEN needs TLS only on TCP (a Unix socket is local)
 #: Where a level's settings come from when SEC_<LEVEL>_* is not set, before SEC_DEFAULT_*.
 FALLBACK = {"NEGOTIATOR": "DAEMON", "ADVERTISE_MASTER": "DAEMON", "ADVERTISE_SCHEDD": "DAEMON",
             "ADVERTISE_STARTD": "DAEMON"}
@@ -137,11 +135,6 @@ class ServerSecurity:
         self.revocation_expr = cfg.get("SEC_TOKEN_REVOCATION_EXPR") if cfg is not None else None
         self.mapfile = _path(cfg, "CERTIFICATE_MAPFILE")
         self.tls, self.tls_problem = self._tls_context(cfg)
-
-    @classmethod
-    def fs_only(cls, uid_domain: str) -> ServerSecurity:
-        """A server with no config (tests, tools embedding a server): FS on its Unix socket."""
-        return cls(None, uid_domain)
 
     def _tls_context(self, cfg: Any) -> tuple[ssl.SSLContext | None, str]:
         cert, key = _path(cfg, "AUTH_SSL_SERVER_CERTFILE"), _path(cfg, "AUTH_SSL_SERVER_KEYFILE")

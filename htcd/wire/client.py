@@ -15,7 +15,6 @@ from htcd.wire.errors import ProtocolError, RemoteError, WireError
 from htcd.wire.framing import encode, read_frame, recv_frame
 
 PROTOCOL_VERSION = 1
-HELLO = {"hello": "htcd", "version": PROTOCOL_VERSION, "methods": ["FS"]}
 
 _SECURITY: ClientSecurity | None = None
 _FROM_CONFIG: tuple[int, ClientSecurity] | None = None

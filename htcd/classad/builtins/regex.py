@@ -141,13 +141,6 @@ def subject_ok(r: re.Pattern[str], s: str) -> bool:
     return len(s) <= _SUBJECT_CAP.get(id(r), REGEX_MAX_INPUT)
 
 
-def safe_search(r: re.Pattern[str], s: str) -> re.Match[str] | None:
-    """``r.search(s)``; RegexRefused when ``s`` is longer than the pattern's safe limit."""
-    if not subject_ok(r, s):
-        raise RegexRefused
-    return r.search(s)
-
-
 def _expand(m: re.Match[str], subst: str) -> str | None:
     """HTCondor's substitution text: ``\\0``..``\\9`` are groups; None for a missing group."""
     out: list[str] = []
