@@ -12,8 +12,11 @@ from htcd.config.knobdoc import render
 
 ROOT = Path(__file__).resolve().parents[2]
 GETTERS = {"get", "get_bool", "get_int", "get_list", "get_size", "get_expr", "get_float", "knob_int"}
+#: Names a daemon is held under in the code: the daemon itself, or the one a collaborator serves
+#: (``self.schedd.knob_int("X")`` in the schedd's concerns).
+DAEMONS = {"self", "daemon", "self.daemon", "schedd", "self.schedd", "startd", "self.startd"}
 #: Names a Config is held under in the code (``self.config.get_int("X")``, ``cfg.get("X")``).
-RECEIVERS = {"config", "cfg", "self.config", "self.cfg", "self", "daemon.config", "self.daemon.config"}
+RECEIVERS = {"config", "cfg", "self.cfg", *(f"{d}.config" for d in DAEMONS), *DAEMONS}
 
 
 def _receiver(node: ast.expr) -> str:
@@ -35,7 +38,7 @@ def knob_reads() -> list[tuple[str, str]]:
                     and node.func.attr in GETTERS and node.args):
                 continue
             recv = _receiver(node.func.value)
-            if recv not in RECEIVERS or (recv == "self" and node.func.attr != "knob_int"):
+            if recv not in RECEIVERS or (recv in DAEMONS and node.func.attr != "knob_int"):
                 continue
             arg = node.args[0]
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):

@@ -160,27 +160,33 @@ def _quantize_one(x: int | float, q: int | float) -> object:
     return float(r)
 
 
+def _quantize_number(v: Value) -> int | float | None:
+    """quantize's view of an argument: a number, or a boolean as the real 1.0 / 0.0 (as
+    HTCondor's ``quantize(true, 1)`` is ``1.0``); None for anything else."""
+    return float(v) if type(v) is bool else ops.as_number(v)
+
+
 @strict("quantize")
 def _quantize(a: list[Value]) -> object:
     if len(a) != 2:
         return ERROR
-    x, q = ops.as_number(a[0]) if type(a[0]) is not bool else None, a[1]
+    x, q = _quantize_number(a[0]), a[1]
     if x is None:
         return ERROR
     if type(q) is list:
         nums = []
         for v in q:
-            n = ops.as_number(v) if type(v) is not bool else None
+            n = _quantize_number(v)
             if n is None:
                 return ERROR
-            nums.append(n)
+            nums.append((n, v))
         if not nums:
             return x
-        for n in nums:
+        for n, v in nums:
             if n >= x:
-                return n
-        return _quantize_one(x, nums[-1])
-    q = ops.as_number(q) if type(q) is not bool else None
+                return v  # the list's element itself, as HTCondor returns it (true stays true)
+        return _quantize_one(x, nums[-1][0])
+    q = _quantize_number(q)
     if q is None:
         return ERROR
     return _quantize_one(x, q)
