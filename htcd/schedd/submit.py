@@ -13,6 +13,7 @@ from htcd.classad import ClassAdSyntaxError, parse_expr, unparse
 from htcd.pacer import Pacer
 from htcd.schedd import limits, ownership, userlog
 from htcd.schedd.jobs import HELD, IDLE, Cluster, Job
+from htcd.schedd.local import ap_universe
 from htcd.schedd.queue import JobId, insert_cluster
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Request, is_wire_ad
@@ -49,6 +50,16 @@ async def validate(cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) -
             seen.add(v)
 
 
+async def _all_wire_ads(ads: list[Any], pacer: Pacer, chunk: int = 1024) -> bool:
+    """Whether every item is a ClassAd in wire form, checked a chunk at a time (100,000 ads take
+    tens of milliseconds)."""
+    for start in range(0, len(ads), chunk):
+        if not all(map(is_wire_ad, ads[start:start + chunk])):
+            return False
+        await pacer.step()
+    return True
+
+
 class Submits:
     def __init__(self, schedd: Schedd) -> None:
         self.schedd = schedd
@@ -69,7 +80,8 @@ class Submits:
             raise CommandError(f"cluster {cid} was not reserved by {req.identity}", "BAD_CLUSTER")
         cluster_ad = dict(req.arg_ad("cluster_ad", required=True) or {})  # (required: never None)
         proc_ads = req.require("proc_ads")  # fresh from the wire: ours to change
-        if not isinstance(proc_ads, list) or not all(map(is_wire_ad, proc_ads)):
+        pacer = Pacer()
+        if not isinstance(proc_ads, list) or not await _all_wire_ads(proc_ads, pacer):
             raise CommandError("SUBMIT: argument 'proc_ads' must be a list of ClassAds (maps of attribute name "
                                "to expression text)", "BAD_REQUEST")
         if not proc_ads:
@@ -80,7 +92,6 @@ class Submits:
             raise CommandError(str(exc), "DENIED") from None
         limits.check_counts(schedd.config, len(proc_ads), len(schedd.jobs) + self.submitting,
                             schedd.counters.jobs(user))
-        pacer = Pacer()
         # ``hold = true`` in the submit file: the job starts held (the only status a client may ask for)
         on_hold = _asks_hold(cluster_ad)
         for i, ad in enumerate((cluster_ad, *proc_ads)):
@@ -118,11 +129,14 @@ class Submits:
         await self._submit_events(cluster, jobs)  # before any job can be matched and run
         new: dict[JobId, Job] = {}
         statuses: Counter[int] = Counter()
+        on_ap: list[Job] = []  # local and scheduler universe jobs, which the AP runs itself
         for i, job in enumerate(jobs):
             if i & 255 == 0 and pacer.due():
                 await pacer.pause()
             new[job.id] = job
             statuses[job.status] += 1
+            if ap_universe(job):
+                on_ap.append(job)
         # all at once (no await from here): queries never see part of a cluster
         schedd.clusters[cid] = cluster
         schedd.jobs.update(new)
@@ -130,7 +144,7 @@ class Submits:
         cluster.idle += statuses[IDLE]
         for status, n in statuses.items():
             schedd.counters.add(cluster.owner, status, n)
-        schedd.local.note(new.values())
+        schedd.local.note(on_ap)
         schedd.log.info("submitted cluster %d: %d procs by %s%s", cid, len(jobs) + cluster.pending, req.identity,
                         f" ({cluster.pending} to be materialized later)" if cluster.pending else "")
         schedd.publish_soon()
@@ -142,9 +156,15 @@ class Submits:
         events = self.schedd.events
         host = str(self.schedd.server.address)
         now = time.time()
-        shared = not any(k.lower() in ("userlog", "iwd") for j in jobs for k in j.proc)
+        pacer = Pacer()
+        shared = True  # no proc has a log or a directory of its own
+        for i, job in enumerate(jobs):
+            if i & 255 == 0 and pacer.due():
+                await pacer.pause()
+            if any(k.lower() in ("userlog", "iwd") for k in job.proc):
+                shared = False
+                break
         if not shared:
-            pacer = Pacer()
             for i, job in enumerate(jobs):
                 if i & 15 == 0 and pacer.due():
                     await pacer.pause()
