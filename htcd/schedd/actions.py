@@ -39,6 +39,9 @@ class JobActions:
     async def cmd_query(self, req: Request) -> Any:
         schedd = self.schedd
         constraint = query.parse_constraint(req.arg_str("constraint"))
+        # a job this answer no longer shows is in the history already (as in HTCondor, whose
+        # schedd writes the record as the job leaves): `htcd q` then `htcd history` never misses it
+        await schedd.store.departures_recorded()
         if req.arg_bool("totals"):
             everyone = schedd.counters.of()
             owner = req.arg_str("owner")

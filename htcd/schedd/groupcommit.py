@@ -201,6 +201,13 @@ class GroupCommit:
         self.counts["on the loop"] += 1
         self.append_history(left)
 
+    async def departures_recorded(self) -> None:
+        """Returns once every job that left the queue so far has its history record written (or,
+        with no HISTORY, its row deleted): the commit in progress, which writes the records of the
+        jobs it took before it lets go of its turn, and the pending departures."""
+        if (self.pending.left or self._turn.locked()) and not self.closed:
+            await self.commit()
+
     async def claims_settled(self) -> None:
         """Returns once no change that took a claim off a job is waiting to be committed."""
         while self.claim_change_uncommitted() and not self.closed:

@@ -147,9 +147,9 @@ def _avg(a: list[Value]) -> object:
     return float(total) / n
 
 
-def _quantize_one(x: int | float, q: int | float) -> object:
+def _quantize_one(x: int | float, q: int | float, raw: Value) -> object:
     if q == 0:
-        return x
+        return raw  # the first argument as given (HTCondor: quantize(true, 0) is true)
     if type(x) is int and type(q) is int:
         n = x + q - 1
         d = abs(n) // abs(q)
@@ -181,15 +181,15 @@ def _quantize(a: list[Value]) -> object:
                 return ERROR
             nums.append((n, v))
         if not nums:
-            return x
+            return a[0]
         for n, v in nums:
             if n >= x:
                 return v  # the list's element itself, as HTCondor returns it (true stays true)
-        return _quantize_one(x, nums[-1][0])
+        return _quantize_one(x, nums[-1][0], a[0])
     q = _quantize_number(q)
     if q is None:
         return ERROR
-    return _quantize_one(x, q)
+    return _quantize_one(x, q, a[0])
 
 
 @strict("random")

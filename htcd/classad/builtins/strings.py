@@ -86,12 +86,10 @@ def _strcmp_impl(fold: bool) -> Strict:
             return ERROR
         x = to_string(a[0])
         y = to_string(a[1])
-        for v in (x, y):
-            if v is ERROR:
-                return ERROR
-        for v in (x, y):
-            if v is UNDEFINED:
-                return UNDEFINED
+        if x is UNDEFINED or y is UNDEFINED:  # before an error in the other (HTCondor's order)
+            return UNDEFINED
+        if x is ERROR or y is ERROR:
+            return ERROR
         if type(x) is not str or type(y) is not str:
             return ERROR
         if fold:
