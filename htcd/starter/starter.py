@@ -34,6 +34,8 @@ from htcd.transfer import TransferError, entries, outgoing, safe_name, starter_s
 from htcd.transfer.starter_side import collect_output, write_input
 from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError
 
+_RESTOP_DELAYS = (0.25, 1.0, 3.0, 10.0)  # s after a suspend: the checks that every process stopped
+
 __all__ = ["Starter", "StarterError", "clean_orphans"]
 
 STDOUT = "_condor_stdout"
@@ -430,9 +432,29 @@ class Starter:
                     self.cgroup.freeze(False)
 
     def suspend(self) -> None:
-        """Claimed/Suspended: the whole job stops."""
+        """Claimed/Suspended: the whole job stops.  The stop is checked again a few times (a
+        process caught forking, or frozen while the SIGSTOP arrived, can miss it) and repeated for
+        any process of the job that is not stopped yet."""
         self.stopped = True
         self._stop(True)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for delay in _RESTOP_DELAYS:
+            loop.call_later(delay, self._restop)
+
+    def _restop(self) -> None:
+        if not self.stopped or self.running is None:
+            return
+        if self.cgroup is not None and self.cgroup.can_freeze():
+            with contextlib.suppress(OSError):  # a group left frozen would hold its SIGSTOPs back
+                self.cgroup.freeze(False)
+        for proc in monitor.tree(self.pid, self.cgroup):
+            with contextlib.suppress(psutil.Error):
+                if proc.status() not in (psutil.STATUS_STOPPED, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+                    self.log.info("process %d of the suspended job was not stopped: SIGSTOP again", proc.pid)
+                    proc.send_signal(signal.SIGSTOP)
 
     def resume(self) -> None:
         self.stopped = False
