@@ -29,15 +29,25 @@ class Param(NamedTuple):
     description: str
     section: str = ""
     fallback: str | None = None
+    #: ``used`` (htcd acts on it), ``unused`` (accepted, not used by htcd) or ``htcd-only``.
+    use: str = "used"
+
+    @property
+    def acted_on(self) -> bool:
+        """Whether htcd's code reads the knob (directly or through a knob it reads)."""
+        return self.use != "unused"
 
 
 _TABLE: dict[str, Param] | None = None
+#: Subsystem-specific defaults (``SCHEDD.IsSchedd``), keyed ``schedd.isschedd``.
+_SUBSYS: dict[str, Param] = {}
 #: A line ``# == Title`` starts a section of the table (the grouping of docs/knobs.md).
 SECTION = "# == "
 
 
 def table() -> dict[str, Param]:
-    """The param table keyed by lower-case name, read once per process."""
+    """The param table keyed by lower-case name, read once per process (the subsystem-specific
+    rows apart, see ``lookup``)."""
     global _TABLE
     if _TABLE is None:
         rows: dict[str, Param] = {}
@@ -49,12 +59,29 @@ def table() -> dict[str, Param]:
                     continue
                 if line.startswith("#") or not line.strip():
                     continue
-                name, typ, default, when, desc = line.rstrip("\n").split("\t")
+                name, typ, default, when, use, desc = line.rstrip("\n").split("\t")
                 fallback = default[2:-1] if default.startswith("-(") and default.endswith(")") else None
-                rows[name.lower()] = Param(name, typ, None if default == "-" or fallback is not None else default,
-                                           when == "reconfig", desc, section, fallback)
+                (_SUBSYS if "." in name else rows)[name.lower()] = Param(name, typ, None if default == "-" or fallback is not None else default,
+                                           when == "reconfig", desc, section, fallback, use)
         _TABLE = rows
     return _TABLE
+
+
+def subsystem_rows() -> list[Param]:
+    """The subsystem-specific rows (``SCHEDD.IsSchedd``), in table order."""
+    table()
+    return list(_SUBSYS.values())
+
+
+def lookup(key: str, subsystem: str) -> Param | None:
+    """The row of lower-case ``key`` as daemon ``subsystem`` sees it: HTCondor gives a few knobs a
+    default of their own per subsystem (IsSchedd is true for the schedd only)."""
+    rows = table()
+    if _SUBSYS:
+        p = _SUBSYS.get(f"{subsystem.lower()}.{key}")
+        if p is not None:
+            return p
+    return rows.get(key)
 
 
 def fallback(name: str) -> str | None:
