@@ -2,7 +2,9 @@
 
 Flags follow HTCondor's ``condor_config_val``:
 
-- ``KNOB...`` prints each expanded value; ``-v`` adds where it was set and its raw text;
+- ``KNOB...`` prints each expanded value (``Not defined: KNOB`` on stderr for one without);
+  ``-v`` adds where it was set (``<Default>``: HTCondor's default, from the param table), its raw
+  text and, for a knob htcd accepts but does not act on, ``# accepted, not used by htcd``;
   ``-raw`` prints the text as written instead.
 - ``-config`` lists the files read, in order.
 - ``-dump [PATTERN]`` prints ``KNOB = raw value`` for every knob whose name matches the
@@ -165,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
         raw = cfg.raw(knob)
         value = raw if args.raw else cfg.get(knob)
         if not value:
-            print(f"Not defined: {knob}")
+            sys.stdout.flush()
+            print(f"Not defined: {knob}", file=sys.stderr)
             status = 1
             continue
         if args.verbose:
@@ -175,14 +178,33 @@ def run(args: argparse.Namespace) -> int:
                 print(" # persistent: set with config_val -set (remove with -unset)")
             if not args.raw:
                 print(f" # raw: {knob} = {raw}")
+            if not _acted_on(knob):
+                print(f" # {NOT_USED}")
+            print()
         else:
             print(value)
     return status
 
 
+#: What ``-v`` says of a knob htcd accepts (HTCondor's) but does not act on.
+NOT_USED = "accepted, not used by htcd"
+
+
+def _acted_on(knob: str) -> bool:
+    """False for a knob of HTCondor's param table that htcd's code never reads; a knob the table
+    does not know (a site's own macro) is the site's business."""
+    from htcd.config import table
+
+    p = table().get(knob.lower().rsplit(".", 1)[-1])
+    return p is None or p.acted_on
+
+
 def _at(where: tuple[str, int] | None) -> str:
+    """HTCondor's `` # at:`` line; a default from the param table is HTCondor's ``<Default>``."""
     if where is None:
         return " # at: <undefined>"
+    if where[0] == "<param table>":
+        return " # at: <Default>"
     return f" # at: {where[0]}, line {where[1]}" if where[1] else f" # at: {where[0]}"
 
 

@@ -60,6 +60,8 @@ def table() -> dict[str, Param]:
                 if line.startswith("#") or not line.strip():
                     continue
                 name, typ, default, when, use, desc = line.rstrip("\n").split("\t")
+                if "\\n" in default:  # a default of several lines (HTCondor's CATALOG_SPACE)
+                    default = default.replace("\\n", "\n")
                 fallback = default[2:-1] if default.startswith("-(") and default.endswith(")") else None
                 (_SUBSYS if "." in name else rows)[name.lower()] = Param(name, typ, None if default == "-" or fallback is not None else default,
                                            when == "reconfig", desc, section, fallback, use)
@@ -137,6 +139,68 @@ def _arch() -> str:
     return {"AMD64": "X86_64", "AARCH64": "AARCH64", "ARM64": "AARCH64"}.get(arch, arch)
 
 
+def _physical_cpus() -> str:
+    """Cores without their hyperthreads: distinct (physical id, core id) pairs of /proc/cpuinfo."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return _cpus()
+    cores = set()
+    for block in text.split("\n\n"):
+        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        if "core id" in fields:
+            cores.add((fields.get("physical id", "0"), fields["core id"]))
+    return str(len(cores)) if cores else _cpus()
+
+
+def _os_release() -> dict[str, str]:
+    """/etc/os-release as a dict ({} where there is none)."""
+    out: dict[str, str] = {}
+    try:
+        with open("/etc/os-release", encoding="utf-8") as f:
+            for line in f:
+                key, sep, value = line.strip().partition("=")
+                if sep:
+                    out[key] = value.strip().strip('"')
+    except OSError:
+        pass
+    return out
+
+
+def _os_name() -> str:
+    """The distribution's name as HTCondor's OPSYSNAME gives it on Debian-like systems: the first
+    word of os-release's NAME (``Debian GNU/Linux`` -> ``Debian``)."""
+    words = _os_release().get("NAME", "").split()
+    return words[0] if words else os.uname().sysname
+
+
+def _os_major() -> str:
+    return _os_release().get("VERSION_ID", "0").split(".")[0]
+
+
+def _os_ver() -> str:
+    """Major * 100 + minor (``12`` -> 1200, ``9.4`` -> 904)."""
+    parts = [*_os_release().get("VERSION_ID", "0").split("."), "0"][:2]
+    try:
+        return str(int(parts[0]) * 100 + int(parts[1]))
+    except ValueError:
+        return "0"
+
+
+def _ipv6() -> str:
+    """The address of the interface holding the IPv6 default route, "" without one."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+            s.connect(("2001:db8::1", 9))
+            return str(s.getsockname()[0])
+    except OSError:
+        return ""
+
+
 COMPUTED: dict[str, tuple[str, Callable[[], str]]] = {
     "full_hostname": ("FULL_HOSTNAME", _hostname),
     "hostname": ("HOSTNAME", lambda: _hostname().split(".", 1)[0]),
@@ -147,4 +211,27 @@ COMPUTED: dict[str, tuple[str, Callable[[], str]]] = {
     "opsys": ("OPSYS", lambda: os.uname().sysname.upper()),
     "arch": ("ARCH", _arch),
     "username": ("USERNAME", _username),
+    "detected_physical_cpus": ("DETECTED_PHYSICAL_CPUS", _physical_cpus),
+    "ipv4_address": ("IPV4_ADDRESS", _ip_address),
+    "ipv6_address": ("IPV6_ADDRESS", _ipv6),
+    "ip_address_is_ipv6": ("IP_ADDRESS_IS_IPV6", lambda: "false"),
+    "utsname_sysname": ("UTSNAME_SYSNAME", lambda: os.uname().sysname),
+    "utsname_nodename": ("UTSNAME_NODENAME", lambda: os.uname().nodename),
+    "utsname_release": ("UTSNAME_RELEASE", lambda: os.uname().release),
+    "utsname_version": ("UTSNAME_VERSION", lambda: os.uname().version),
+    "utsname_machine": ("UTSNAME_MACHINE", lambda: os.uname().machine),
+    "uname_arch": ("UNAME_ARCH", lambda: os.uname().machine),
+    "uname_opsys": ("UNAME_OPSYS", lambda: os.uname().sysname),
+    "opsyslegacy": ("OPSYSLEGACY", lambda: os.uname().sysname.upper()),
+    "opsysname": ("OPSYSNAME", _os_name),
+    "opsysshortname": ("OPSYSSHORTNAME", _os_name),
+    "opsyslongname": ("OPSYSLONGNAME", lambda: f"{_os_release().get('NAME', os.uname().sysname)} "
+                                                f"{_os_release().get('VERSION_ID', '')}".strip()),
+    "opsysmajorver": ("OPSYSMAJORVER", _os_major),
+    "opsysver": ("OPSYSVER", _os_ver),
+    "opsysandver": ("OPSYSANDVER", lambda: _os_name() + _os_major()),
+    "pid": ("PID", lambda: str(os.getpid())),
+    "ppid": ("PPID", lambda: str(os.getppid())),
+    "real_uid": ("REAL_UID", lambda: str(os.getuid())),
+    "real_gid": ("REAL_GID", lambda: str(os.getgid())),
 }

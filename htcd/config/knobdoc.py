@@ -46,7 +46,7 @@ def _htcondor_version() -> str:
 
 def _cell(text: str) -> str:
     """Table-safe text: pipes escaped, code spans for values."""
-    return text.replace("|", "\\|")
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def render() -> str:
