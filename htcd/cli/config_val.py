@@ -193,9 +193,9 @@ NOT_USED = "accepted, not used by htcd"
 def _acted_on(knob: str) -> bool:
     """False for a knob of HTCondor's param table that htcd's code never reads; a knob the table
     does not know (a site's own macro) is the site's business."""
-    from htcd.config import table
+    from htcd.config._table import lookup
 
-    p = table().get(knob.lower().rsplit(".", 1)[-1])
+    p = lookup(knob.lower().rsplit(".", 1)[-1], "")
     return p is None or p.acted_on
 
 

@@ -38,59 +38,101 @@ class Param(NamedTuple):
         return self.use != "unused"
 
 
-_TABLE: dict[str, Param] | None = None
-#: Subsystem-specific defaults (``SCHEDD.IsSchedd``), keyed ``schedd.isschedd``.
-_SUBSYS: dict[str, Param] = {}
 #: A line ``# == Title`` starts a section of the table (the grouping of docs/knobs.md).
 SECTION = "# == "
+#: The table's rows as read, keyed by lower-case name: (section, the whole line).
+#: A row becomes a Param when first looked up: a tool that needs a knob or two does not pay for
+#: building all 1,300 (bench/config_bench.py shows the cost).
+_LINES: dict[str, tuple[str, str]] | None = None
+_PARSED: dict[str, Param | None] = {}
+_TABLE: dict[str, Param] | None = None
+#: Lower-case names of the subsystem-specific rows (``schedd.isschedd``), in table order.
+_SUBSYS_KEYS: list[str] = []
 
 
-def table() -> dict[str, Param]:
-    """The param table keyed by lower-case name, read once per process (the subsystem-specific
-    rows apart, see ``lookup``)."""
-    global _TABLE
-    if _TABLE is None:
-        rows: dict[str, Param] = {}
+def _lines() -> dict[str, tuple[str, str]]:
+    global _LINES
+    if _LINES is None:
+        rows: dict[str, tuple[str, str]] = {}
         section = ""
         with open(os.path.join(_HERE, "param_table.tsv"), encoding="utf-8") as f:
             for line in f:
-                if line.startswith(SECTION):
-                    section = line[len(SECTION):].strip()
+                if line.startswith("#") or line == "\n":
+                    if line.startswith(SECTION):
+                        section = line[len(SECTION):].strip()
                     continue
-                if line.startswith("#") or not line.strip():
-                    continue
-                name, typ, default, when, use, desc = line.rstrip("\n").split("\t")
-                if "\\n" in default:  # a default of several lines (HTCondor's CATALOG_SPACE)
-                    default = default.replace("\\n", "\n")
-                fallback = default[2:-1] if default.startswith("-(") and default.endswith(")") else None
-                (_SUBSYS if "." in name else rows)[name.lower()] = Param(name, typ, None if default == "-" or fallback is not None else default,
-                                           when == "reconfig", desc, section, fallback, use)
+                key = line[:line.index("\t")].lower()
+                if "." in key:
+                    _SUBSYS_KEYS.append(key)
+                rows[key] = (section, line.rstrip("\n"))
+        _LINES = rows
+    return _LINES
+
+
+def _row(key: str) -> Param | None:
+    """The Param of lower-case ``key``, built from its line once."""
+    try:
+        return _PARSED[key]
+    except KeyError:
+        pass
+    found = _lines().get(key)
+    p = None
+    if found is not None:
+        section, line = found
+        name, typ, default, when, use, desc = line.split("\t")
+        if "\\n" in default:  # a default of several lines (HTCondor's CATALOG_SPACE)
+            default = default.replace("\\n", "\n")
+        fallback = default[2:-1] if default.startswith("-(") and default.endswith(")") else None
+        p = Param(name, typ, None if default == "-" or fallback is not None else default, when == "reconfig", desc,
+                  section, fallback, use)
+    _PARSED[key] = p
+    return p
+
+
+def table() -> dict[str, Param]:
+    """The param table keyed by lower-case name, in table order (the subsystem-specific rows
+    apart, see ``lookup``)."""
+    global _TABLE
+    if _TABLE is None:
+        rows: dict[str, Param] = {}
+        for key in _lines():
+            p = _row(key)
+            if p is not None and "." not in key:
+                rows[key] = p
         _TABLE = rows
     return _TABLE
 
 
 def subsystem_rows() -> list[Param]:
     """The subsystem-specific rows (``SCHEDD.IsSchedd``), in table order."""
-    table()
-    return list(_SUBSYS.values())
+    _lines()
+    return [p for p in map(_row, _SUBSYS_KEYS) if p is not None]
 
 
 def lookup(key: str, subsystem: str) -> Param | None:
     """The row of lower-case ``key`` as daemon ``subsystem`` sees it: HTCondor gives a few knobs a
     default of their own per subsystem (IsSchedd is true for the schedd only)."""
-    rows = table()
-    if _SUBSYS:
-        p = _SUBSYS.get(f"{subsystem.lower()}.{key}")
-        if p is not None:
-            return p
-    return rows.get(key)
+    lines = _lines()
+    if _SUBSYS_KEYS:
+        own = f"{subsystem.lower()}.{key}"
+        if own in lines:
+            return _row(own)
+    return _row(key) if "." not in key else None
 
 
 def fallback(name: str) -> str | None:
     """The param table's value for ``name`` where it is read but left undefined (``-(...)``);
     a ``SUBSYS.`` or local-name prefix is looked through."""
-    p = table().get(name.lower().rsplit(".", 1)[-1])
+    p = _row(name.lower().rsplit(".", 1)[-1])
     return None if p is None else p.fallback
+
+
+def _reset() -> None:
+    """Forget the table read (for measuring a cold read)."""
+    global _LINES, _TABLE
+    _LINES, _TABLE = None, None
+    _PARSED.clear()
+    _SUBSYS_KEYS.clear()
 
 
 def _hostname() -> str:
