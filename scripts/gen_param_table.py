@@ -126,6 +126,8 @@ HEADER = """\
 # A line '# == Title' starts a section (the grouping of docs/knobs.md); a name with <...> is a family of knobs.
 """
 NEW_SECTION = "HTCondor knobs htcd accepts"
+#: What a kept default's description says of HTCondor's (the generator rewrites it each run).
+NOTE = " HTCondor's default: "
 
 
 def _default_text(raw: str | None) -> str:
@@ -176,7 +178,10 @@ def generate(facts: dict, current: str) -> str:
         row[0] = name
         if row[4] == "htcd-only":
             row[4] = "used"
+        row[5] = row[5].split(NOTE)[0].rstrip()
         if key in KEEP_HTCD_DEFAULT:
+            theirs = "none" if raw is None else " ".join(raw.split())
+            row[5] = f"{row[5]}{NOTE}{theirs}; htcd keeps its own: {KEEP_HTCD_DEFAULT[key]}."
             continue
         if raw is None and key in READ_AS:
             row[2] = f"-({READ_AS[key]})"

@@ -11,6 +11,7 @@ subsystems.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,17 +37,21 @@ def _receiver(node: ast.expr) -> str:
     return "?"
 
 
-def _sources() -> list[Path]:
-    return [*(ROOT / "htcd").rglob("*.py"), *(ROOT / "plugins").rglob("*.py")]
+@functools.lru_cache(maxsize=1)
+def _trees() -> list[tuple[Path, list[ast.AST]]]:
+    """Every module of htcd/ and plugins/ with its nodes, parsed once per process."""
+    out = []
+    for path in [*(ROOT / "htcd").rglob("*.py"), *(ROOT / "plugins").rglob("*.py")]:
+        out.append((path, list(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))))
+    return out
 
 
 def knob_reads() -> list[tuple[str, str]]:
     """(file:line, pattern) of every knob name passed to a config getter; an f-string's
     placeholders become ``{}``."""
     out = []
-    for path in _sources():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+    for path, nodes in _trees():
+        for node in nodes:
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr in GETTERS and node.args):
                 continue
@@ -70,8 +75,8 @@ def string_constants() -> set[str]:
     (``"MASTER"``, ``"VM"``) is a subsystem or universe far more often than a knob, so it needs an
     underscore."""
     out: set[str] = set()
-    for path in _sources():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for _, nodes in _trees():
+        for node in nodes:
             if (isinstance(node, ast.Constant) and isinstance(node.value, str) and "_" in node.value.strip("_")
                     and _NAME.fullmatch(node.value)):
                 out.add(node.value.upper())
