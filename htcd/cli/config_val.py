@@ -169,6 +169,9 @@ def run(args: argparse.Namespace) -> int:
         if not value:
             sys.stdout.flush()
             print(f"Not defined: {knob}", file=sys.stderr)
+            hint = _did_you_mean(cfg, knob)
+            if hint:
+                print(f" # {knob} is not a knob of htcd or HTCondor; did you mean {hint}?", file=sys.stderr)
             status = 1
             continue
         if args.verbose:
@@ -197,6 +200,23 @@ def _acted_on(knob: str) -> bool:
 
     p = lookup(knob.lower().rsplit(".", 1)[-1], "")
     return p is None or p.acted_on
+
+
+def _did_you_mean(cfg: Config, knob: str) -> str | None:
+    """A known knob close to ``knob`` when ``knob`` is known nowhere (not in the param table,
+    not computed, not defined by the config): a typo, most likely."""
+    import difflib
+
+    from htcd.config import table
+    from htcd.config._table import COMPUTED
+
+    base = knob.rsplit(".", 1)[-1]
+    key = base.lower()
+    if key in table() or key in COMPUTED or key == "subsystem" or cfg.raw(knob) is not None:
+        return None
+    names = {p.name.upper(): p.name for p in table().values() if "<" not in p.name}
+    close = difflib.get_close_matches(base.upper(), list(names), n=1, cutoff=0.85)
+    return names[close[0]] if close else None
 
 
 def _at(where: tuple[str, int] | None) -> str:

@@ -39,6 +39,15 @@ def test_verbose_format(tmp_path: Path) -> None:
         f"LOG = {tmp_path}/state/log", " # at: <Default>", " # raw: LOG = $(LOCAL_DIR)/log", ""]
 
 
+def test_a_misspelt_knob_gets_a_suggestion(tmp_path: Path) -> None:
+    r = cv(tmp_path, "COLECTOR_HOST", "SCHEDD_NAME", text=BASE)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        "Not defined: COLECTOR_HOST",
+        " # COLECTOR_HOST is not a knob of htcd or HTCondor; did you mean COLLECTOR_HOST?",
+        "Not defined: SCHEDD_NAME"]  # known to HTCondor's table, without a default: no suggestion
+
+
 def test_verbose_says_a_knob_htcd_does_not_act_on(tmp_path: Path) -> None:
     r = cv(tmp_path, "-v", "RunBenchmarks", "MAX_JOBS_RUNNING", text=BASE)
     assert r.returncode == 0, r.stderr

@@ -151,4 +151,4 @@ def test_expanded_values_agree_with_htcondor(wheel: dict[str, Any], tmp_path: Pa
     with capsys.disabled():
         print(f"\nknobs: table {len(table()) + len(subsystem_rows())}, wheel {len(wheel['knobs'])} in its "
               f"param table, {len(wheel['defined'])} defined with an empty config; compared {len(wheel['expanded'])}: "
-              f"{len(agree)} agree, {len(differ)} differ: {', '.join(sorted(differ))}")
+              f"{len(agree)} agree, {len(differ)} differ (listed in DIFFERENT)")
