@@ -175,12 +175,16 @@ def run(args: argparse.Namespace) -> int:
             status = 1
             continue
         if args.verbose:
-            print(f"{knob} = {value}")
+            if "\n" in value:  # HTCondor shows a value of several lines as a here-document
+                print("\n".join([f"{knob} @=end", *(f"   {v}" for v in value.split("\n") if v), "@end"]))
+            else:
+                print(f"{knob} = {value}")
             print(_at(cfg.where(knob)))
             if cfg.persistent and (cfg.where(knob) or ("", 0))[0] == cfg.persistent:
                 print(" # persistent: set with config_val -set (remove with -unset)")
             if not args.raw:
-                print(f" # raw: {knob} = {raw}")
+                text = f"{knob} = {raw}"
+                print(" # raw: " + ("".join(f"\n #   {v}" for v in text.split("\n") if v) if "\n" in text else text))
             if not _acted_on(knob):
                 print(f" # {NOT_USED}")
             print()

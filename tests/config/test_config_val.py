@@ -39,6 +39,14 @@ def test_verbose_format(tmp_path: Path) -> None:
         f"LOG = {tmp_path}/state/log", " # at: <Default>", " # raw: LOG = $(LOCAL_DIR)/log", ""]
 
 
+def test_verbose_shows_a_value_of_several_lines_as_htcondor_does(tmp_path: Path) -> None:
+    r = cv(tmp_path, "-v", "SUM_OF_CATALOGS", text=BASE)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "SUM_OF_CATALOGS @=end" and lines[1] == "       ifthenelse(", lines
+    assert lines[lines.index("@end") + 1:lines.index("@end") + 3] == [" # at: <Default>", " # raw: "]
+    assert lines[lines.index(" # raw: ") + 1] == " #   SUM_OF_CATALOGS =     ifthenelse("
+
+
 def test_a_misspelt_knob_gets_a_suggestion(tmp_path: Path) -> None:
     r = cv(tmp_path, "COLECTOR_HOST", "SCHEDD_NAME", text=BASE)
     assert r.returncode == 1 and r.stdout == ""
