@@ -38,7 +38,7 @@ class JobPolicy:
             if decision.action == "remove" and isinstance(shadow, Shadow):
                 shadow.kill_code = JOB_SHOULD_REMOVE  # removed by policy while running
             if decision.action == "hold":
-                actions.hold(job, decision.reason, code=periodic.PERIODIC_HOLD_CODE)
+                actions.hold(job, decision.reason, code=decision.code)
             elif decision.action == "remove":
                 actions.remove(job, decision.reason)
             else:
