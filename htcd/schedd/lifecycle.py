@@ -261,6 +261,8 @@ class JobLifecycle:
             self.schedd.set_status(job, IDLE)
             job.proc.pop("CompletionDate", None)
             machineattrs.rotate(job)
+            if not self.schedd.job_policy.cron(job, force=True):  # the next time of its schedule
+                return
             self.schedd.store.persist(job)
             self.schedd.log.info("job %s exited; OnExitRemove is false, so it runs again", job.id_text)
             self.schedd.negotiation.reschedule()

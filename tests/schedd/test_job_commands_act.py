@@ -104,6 +104,23 @@ def test_deferral_time_holds_the_start_and_a_missed_time_holds_the_job(pool: Poo
     pool.htcd("rm", str(late))
 
 
+def test_cron_schedule_sets_the_deferral_time(pool: Pool) -> None:
+    """cron_minute etc.: the schedd sets DeferralTime to the schedule's next time (the run itself
+    is the deferral above); a schedule that does not parse holds the job (code 25)."""
+    before = int(time.time())
+    cron = submit(pool, "executable = /bin/true\n+CronMinute = \"*\"\n+CronHour = \"*\"\n+DeferralWindow = 0\n"
+                        "requirements = false\nqueue\n", "cron")
+    wait_for(lambda: pool.job_attr(f"{cron}.0", "DeferralTime") != "undefined", 30, "the cron job's DeferralTime")
+    deferral = int(pool.job_attr(f"{cron}.0", "DeferralTime"))
+    assert deferral % 60 == 0 and before < deferral <= int(time.time()) + 60, deferral
+    bad = submit(pool, "executable = /bin/true\n+CronMinute = \"61\"\nrequirements = false\nqueue\n", "badcron")
+    wait_for(lambda: held(pool, bad), 30, "the job with an invalid schedule to be held")
+    assert pool.job_attr(f"{bad}.0", "HoldReason") == \
+        "Invalid cron schedule parameters: Invalid parameter value '61' for CronMinute"
+    assert pool.job_attr(f"{bad}.0", "HoldReasonCode") == "25"
+    pool.htcd("rm", str(cron), str(bad))
+
+
 def test_allowed_job_and_execute_durations_hold_the_job(pool: Pool) -> None:
     job = submit(pool, "executable = wait.sh\narguments = $(Cluster)\n+AllowedJobDuration = 2\nqueue\n", "dur")
     execute = submit(pool, "executable = wait.sh\narguments = $(Cluster)\n+AllowedExecuteDuration = 2\nqueue\n",
