@@ -15,6 +15,7 @@ from startd.startd_tools import (
     script,
     slot_ads,
     states,
+    stopped,
     transitions,
     wait_states,
 )
@@ -41,8 +42,8 @@ def test_suspend_and_continue_stop_and_resume_the_job(make_pool) -> None:
     proc = psutil.Process(job_pid(pool))
     rset(pool, "SUSPEND = TotalSlots > 0")
     wait_states(pool, {"slot1": "Claimed/Suspended"})
-    wait_for(lambda: proc.status() == psutil.STATUS_STOPPED, 30,
-             lambda: f"the job's process to be stopped (state T), it is {proc.status()}:\n{pool.log('StartLog')}")
+    wait_for(lambda: stopped(proc), 30,
+             lambda: f"the job to be suspended (state T, or D waiting on a stopped vfork child), its process is {proc.status()}:\n{pool.log('StartLog')}")
     assert "Claimed/Busy -> Claimed/Suspended (WANT_SUSPEND = True was True and SUSPEND = TotalSlots > 0 was True)" \
         in transitions(pool, "slot1")
     # the load is sampled every POLLING_INTERVAL: the first sample after the suspension says 0
@@ -63,7 +64,7 @@ def test_a_suspended_job_does_not_hold_up_a_graceful_shutdown(make_pool) -> None
     script(pool, "wait.sh", WAITER)
     pool.submit("executable = wait.sh\narguments = 0\nqueue\n")
     proc = psutil.Process(job_pid(pool))
-    wait_for(lambda: proc.status() == psutil.STATUS_STOPPED, 30, "the job's process to be stopped (state T)")
+    wait_for(lambda: stopped(proc), 30, lambda: f"the job to be suspended (state T, or D waiting on a stopped vfork child), its process is {proc.status()}")
     pool.stop(timeout=30)
     assert not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE, "the job went with the startd"
     steps = transitions(pool, "slot1")
