@@ -155,7 +155,8 @@ class JobLifecycle:
         if job.id not in self.schedd.jobs:
             return
         began = usage.get("JobCurrentStartExecutingDate")
-        if isinstance(began, int) and not isinstance(began, bool):  # the starter started the job
+        if isinstance(began, int) and not isinstance(began, bool) \
+                and job.text("JobCurrentStartExecutingDate") != str(began):  # the starter started the job
             job.set(JobCurrentStartExecutingDate=began)
             self.schedd.store.persist(job)
         attrs = {k: usage[k] for k in USAGE_ATTRS if isinstance(usage.get(k), (int, float))}

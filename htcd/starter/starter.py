@@ -74,6 +74,7 @@ class Starter:
     last_usage: dict[str, Any] = field(default_factory=dict)
     started: float = 0.0
     io: starter_side.JobFiles | None = None  # file transfer, or the shared file system's Iwd and stdio
+    executing: int = 0  # when the job's process started (epoch s): JobCurrentStartExecutingDate
     _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)  # ends a deferral wait (kill, vacate)
 
     # -- set-up ---------------------------------------------------------------------------
@@ -296,10 +297,11 @@ class Starter:
     def _executing(self) -> None:
         """Tell the shadow when the job began executing (JobCurrentStartExecutingDate, which
         AllowedExecuteDuration is measured from): after the input and any deferral."""
+        self.executing = int(time.time())
         if self.on_update is None:
             return
         try:
-            self.on_update({"JobCurrentStartExecutingDate": int(time.time())})
+            self.on_update({"JobCurrentStartExecutingDate": self.executing})
         except Exception:  # a hook's bug must not end the job
             self.log.exception("start notice hook failed")
 
@@ -349,7 +351,10 @@ class Starter:
         for hook in (self.on_sample, self.on_update):
             if hook is not None:
                 try:
-                    hook(dict(usage))
+                    sample = dict(usage)
+                    if hook is self.on_update and self.executing:  # again, should the first notice be lost
+                        sample["JobCurrentStartExecutingDate"] = self.executing
+                    hook(sample)
                 except Exception:  # a hook's bug must not end the job
                     self.log.exception("usage update hook failed")
         return usage
