@@ -102,6 +102,15 @@ def test_deferral_time_holds_the_start_and_a_missed_time_holds_the_job(pool: Poo
     assert pool.job_attr(f"{late}.0", "HoldReasonCode") == "20"
     assert pool.job_attr(f"{late}.0", "HoldReasonSubCode") == "0"
     pool.htcd("rm", str(late))
+    # removed while its start is deferred: the wait ends and the job never runs
+    far = submit(pool, "executable = /bin/sh\narguments = \"-c 'date > never.out'\"\n"
+                       f"+DeferralTime = {int(time.time()) + 600}\nqueue\n", "far")
+    wait_for(lambda: pool.job_attr(f"{far}.0", "JobStatus") == "2", 60, "the deferred job to be activated")
+    pool.htcd("rm", str(far))
+    wait_for(lambda: left_queue(pool, far), 30, "the deferred job to be removed")
+    assert not (pool.jobs_dir / "never.out").exists()
+    assert "the job was stopped while its start was deferred" in "".join(
+        p.read_text() for p in (pool.local / "log").glob("StarterLog*"))
 
 
 def test_cron_schedule_sets_the_deferral_time(pool: Pool) -> None:
