@@ -157,6 +157,20 @@ _ESC = {
 }
 
 
+def utf8_bytes(s: str) -> bytes:
+    """The bytes a string stands for: text read from octal escapes that are not UTF-8 is held as
+    lone surrogates (Python's surrogateescape), which give back their byte."""
+    try:
+        return s.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogatepass")
+
+
+def from_utf8_bytes(b: bytes) -> str:
+    """The string holding bytes ``b`` (bytes that are not UTF-8 kept as lone surrogates)."""
+    return b.decode("utf-8", "surrogateescape")
+
+
 def quote_string(s: str, q: str = '"') -> str:
     """Quote a string the way HTCondor's unparser does (C escapes, other bytes as octal)."""
     if s.isascii() and s.isprintable() and "\\" not in s and q not in s:
@@ -171,7 +185,7 @@ def quote_string(s: str, q: str = '"') -> str:
         elif " " <= ch < "\x7f":
             out.append(ch)
         else:
-            for b in ch.encode("utf-8", "surrogatepass"):
+            for b in utf8_bytes(ch):
                 out.append(f"\\{b:03o}")
     out.append(q)
     return "".join(out)

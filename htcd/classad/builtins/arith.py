@@ -8,7 +8,7 @@ from collections.abc import Callable
 from .. import ops
 from ..registry import STRICT, Strict, strict
 from ..values import ERROR, INT_MIN, UNDEFINED, Value
-from .convert import real_to_int, strtod
+from .convert import real_to_int, strtod, to_real
 
 
 def _rounding(op: Callable[[float], float]) -> Strict:
@@ -34,7 +34,7 @@ def _rounding(op: Callable[[float], float]) -> Strict:
 
 
 STRICT["floor"] = _rounding(math.floor)
-STRICT["ceiling"] = _rounding(math.ceil)
+STRICT["ceiling"] = STRICT["ceil"] = _rounding(math.ceil)
 STRICT["round"] = _rounding(lambda x: x if x != x or x in (math.inf, -math.inf) else float(round(x)))
 
 
@@ -43,14 +43,7 @@ def _pow(a: list[Value]) -> object:
     if len(a) != 2:
         return ERROR
     b, e = a
-    if type(b) is bool:
-        b = int(b)
-    if type(e) is bool:
-        e = int(e)
-    tb, te = type(b), type(e)
-    if tb not in (int, float) or te not in (int, float):
-        return ERROR
-    if tb is int and te is int and e >= 0:
+    if type(b) is int and type(e) is int and e >= 0:
         if b in (0, 1):
             return b if e else 1
         if b == -1:
@@ -59,8 +52,11 @@ def _pow(a: list[Value]) -> object:
             return INT_MIN
         r = b ** e
         return r if -(1 << 63) <= r < (1 << 63) else INT_MIN
+    b, e = to_real(b), to_real(e)
+    if b is None or e is None:
+        return ERROR
     try:
-        return math.pow(float(b), float(e))
+        return math.pow(b, e)
     except OverflowError:
         return math.inf
     except ValueError:
@@ -156,8 +152,15 @@ def _quantize_one(x: int | float, q: int | float, raw: Value) -> object:
         if (n < 0) != (q < 0):
             d = -d
         return ops.arith("*", d, q)
-    r = math.ceil(float(x) / float(q)) * float(q)
-    return float(r)
+    return c_ceil(float(x) / float(q)) * float(q)
+
+
+def c_ceil(x: float) -> float:
+    """C's ceil(): a real, keeping the sign of a zero result (``ceil(-0.5)`` is -0.0), so that
+    ``quantize(false, -1)`` is 0.0 as in HTCondor, not -0.0."""
+    if x != x or x in (math.inf, -math.inf):
+        return x
+    return math.copysign(float(math.ceil(x)), x)
 
 
 def _quantize_number(v: Value) -> int | float | None:
