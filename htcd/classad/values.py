@@ -84,21 +84,19 @@ class RelTime:
         sign = "-" if secs < 0 else ""
         secs = abs(secs)
         whole = int(secs)
-        frac = secs - whole
+        frac = secs - math.floor(secs)
         days, rest = divmod(whole, 86400)
         hours, rest = divmod(rest, 3600)
         mins, s = divmod(rest, 60)
+        # whole seconds print as %02d; with a fraction HTCondor prints them with %02g
+        sec = f"{s:02d}" if not frac else format(s + frac, "02g")
         if days:
-            out = f"{sign}{days}+{hours:02d}:{mins:02d}:{s:02d}"
-        elif hours:
-            out = f"{sign}{hours:02d}:{mins:02d}:{s:02d}"
-        elif mins:
-            out = f"{sign}{mins:02d}:{s:02d}"
-        else:
-            out = f"{sign}{s:02d}"
-        if frac:
-            out += f"{frac:.3f}"[1:]
-        return out
+            return f"{sign}{days}+{hours:02d}:{mins:02d}:{sec}"
+        if hours:
+            return f"{sign}{hours:02d}:{mins:02d}:{sec}"
+        if mins:
+            return f"{sign}{mins:02d}:{sec}"
+        return f"{sign}{sec}"
 
 
 class AbsTime:
@@ -121,14 +119,27 @@ class AbsTime:
 
     def text(self) -> str:
         """ISO 8601 with the zone offset, as HTCondor prints absTime values."""
-        import datetime as _dt
-
-        tz = _dt.timezone(_dt.timedelta(seconds=self.offset))
-        when = _dt.datetime.fromtimestamp(int(self.epoch), tz)
+        secs = int(self.epoch) + self.offset
+        days, rest = divmod(secs, 86400)
+        y, m, d = civil_from_days(days)
         off = self.offset
         sign = "-" if off <= 0 else "+"  # HTCondor prints UTC as -00:00
         off = abs(off)
-        return when.strftime("%Y-%m-%dT%H:%M:%S") + f"{sign}{off // 3600:02d}:{off % 3600 // 60:02d}"
+        return (f"{y}-{m:02d}-{d:02d}T{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+                f"{sign}{off // 3600:02d}:{off % 3600 // 60:02d}")
+
+
+def civil_from_days(days: int) -> tuple[int, int, int]:
+    """Year, month, day of a day count since 1970-01-01 (proleptic Gregorian, any year)."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (m <= 2), m, d
 
 
 def wrap64(n: int) -> int:
