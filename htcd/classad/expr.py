@@ -9,6 +9,7 @@ from .lexer import Tok
 from .nodes import (
     KEYWORDS,
     AdExpr,
+    AbsRef,
     AttrRef,
     Binary,
     Call,
@@ -79,6 +80,7 @@ __all__ = [
     "MAX_NESTING",
     "NOT_CONST",
     "AdExpr",
+    "AbsRef",
     "AttrRef",
     "Binary",
     "Call",
