@@ -8,8 +8,8 @@ from __future__ import annotations
 from .lexer import Tok
 from .nodes import (
     KEYWORDS,
-    AdExpr,
     AbsRef,
+    AdExpr,
     AttrRef,
     Binary,
     Call,
@@ -79,8 +79,8 @@ __all__ = [
     "MAX_HOPS",
     "MAX_NESTING",
     "NOT_CONST",
-    "AdExpr",
     "AbsRef",
+    "AdExpr",
     "AttrRef",
     "Binary",
     "Call",

@@ -21,8 +21,8 @@ from .lexer import (
 )
 from .nodes import (
     KEYWORDS,
-    AdExpr,
     AbsRef,
+    AdExpr,
     AttrRef,
     Binary,
     Call,

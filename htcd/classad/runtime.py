@@ -192,8 +192,9 @@ def select(v: object, lname: str, c: Ctx) -> object:
             e = attrs.get(lname)
             if e is not None:
                 return eval_entry(ad, e, c)
-            if ad is v and lname in SPECIAL:
-                return special(ad, lname, c)
+            if lname in SPECIAL and ad is v:
+                found: Any = ad  # (``ad is v`` narrows ad to v's type for a type checker)
+                return special(found, lname, c)
             up = ad._parent
             if up is None:
                 return pair(ad, lname, c) if lname in PAIR else UNDEFINED

@@ -36,7 +36,7 @@ def _substr(a: list[Value]) -> object:
         return ERROR
     raw = None if s.isascii() else utf8_bytes(s)  # offsets count bytes, as in HTCondor
     if raw is not None:
-        return from_utf8_bytes(_cut(raw, a))  # type: ignore[arg-type]
+        return from_utf8_bytes(_cut(raw, a))
     return _cut(s, a)
 
 

@@ -42,7 +42,8 @@ def _interval(a: list[Value]) -> object:
         v = real_to_int(v.seconds)
     elif t is not int:
         return ERROR
-    n: int = v
+    # HTCondor formats the count as a C int: the low 32 bits of the 64-bit value
+    n: int = (v & 0xFFFFFFFF) - ((v & 0x80000000) << 1)
     sign = "-" if n < 0 else ""
     n = abs(n)
     days, rest = divmod(n, 86400)
@@ -173,7 +174,8 @@ def _split_abs(epoch: int, offset: int) -> object:
     tm = _gmtime(epoch + offset)
     if tm is None:
         return ERROR
-    return ad_class()({"Type": "AbsoluteTime", "Year": tm.tm_year, "Month": tm.tm_mon, "Day": tm.tm_mday,
+    make: Any = ad_class()
+    return make({"Type": "AbsoluteTime", "Year": tm.tm_year, "Month": tm.tm_mon, "Day": tm.tm_mday,
                        "Hours": tm.tm_hour, "Minutes": tm.tm_min, "Seconds": tm.tm_sec, "Offset": offset})
 
 
@@ -196,7 +198,8 @@ def _split_rel(secs: float) -> object:
             mins = -mins
         else:
             sec = -sec
-    return ad_class()({"Type": "RelativeTime", "Days": days, "Hours": hours, "Minutes": mins,
+    make: Any = ad_class()
+    return make({"Type": "RelativeTime", "Days": days, "Hours": hours, "Minutes": mins,
                        "Seconds": float(sec)})
 
 
