@@ -448,3 +448,12 @@ STRINGS_MORE = [
     'pow(" 2.5e1xyz", 1)', 'pow({1}, 2)', 'pow(2.0, 3)', 'pow(4, 0.5)',
     'quantize(!true, -1)', 'quantize(-0.5, 1)', 'quantize(0.5, -1)', 'quantize(false, -1)',
 ]
+TIME_FIELDS = [
+    'getYear(absTime("2003-09-03T10:11:12"))', 'getMonth(absTime("2003-09-03T10:11:12"))',
+    'getDayOfYear(absTime("2003-09-03T10:11:12"))', 'getDayOfMonth(absTime("2003-09-03T10:11:12"))',
+    'getDayOfWeek(absTime("2003-09-03T10:11:12"))', 'getHours(absTime("2003-09-03T10:11:12"))',
+    'getMinutes(absTime("2003-09-03T10:11:12"))', 'getSeconds(absTime("2003-09-03T10:11:12"))',
+    'getDays(absTime("2003-09-03T10:11:12"))', 'getHours(relTime(-3725))', 'getSeconds(relTime(-3725))',
+    'getDays(relTime(-90000))', 'getMinutes(relTime(3725))', 'getYear(relTime(5))', 'getYear(5)', 'getYear()',
+    'currentTime() > absTime(0)', 'dayTime() >= relTime(0)', 'timeZoneOffset()',
+]

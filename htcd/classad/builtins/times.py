@@ -5,6 +5,7 @@ from __future__ import annotations
 import calendar
 import math
 import time as _time
+from collections.abc import Callable
 from typing import Any
 
 from ..nodes import ad_class
@@ -265,3 +266,73 @@ def _format_fields(ad: Any, fmt: str) -> object:
     except (OverflowError, ValueError):
         return ERROR
     return _strftime(fmt, epoch, 0)
+
+
+# ---------------------------------------------------------------- fields of times (old ClassAds)
+
+@strict("currentTime")
+def _current_time(a: list[Value]) -> object:
+    return ERROR if a else AbsTime(int(_time.time()), 0)
+
+
+@strict("timeZoneOffset")
+def _tz_offset(a: list[Value]) -> object:
+    return ERROR if a else RelTime(_time.localtime().tm_gmtoff)
+
+
+@strict("dayTime")
+def _day_time(a: list[Value]) -> object:
+    if a:
+        return ERROR
+    tm = _time.localtime()
+    return RelTime(tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec)
+
+
+def _c_div(a: int, b: int) -> int:
+    """C's integer division (toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _c_mod(a: int, b: int) -> int:
+    return a - _c_div(a, b) * b
+
+
+_ABS_FIELDS = {
+    "getyear": lambda tm: tm.tm_year, "getmonth": lambda tm: tm.tm_mon,
+    "getdayofyear": lambda tm: tm.tm_yday - 1, "getdayofmonth": lambda tm: tm.tm_mday,
+    "getdayofweek": lambda tm: (tm.tm_wday + 1) % 7, "gethours": lambda tm: tm.tm_hour,
+    "getminutes": lambda tm: tm.tm_min, "getseconds": lambda tm: tm.tm_sec,
+}
+_REL_FIELDS = {
+    "getdays": lambda s: _c_div(s, 86400), "gethours": lambda s: _c_div(_c_mod(s, 86400), 3600),
+    "getminutes": lambda s: _c_div(_c_mod(s, 3600), 60), "getseconds": lambda s: _c_mod(s, 60),
+}
+
+
+def _get_field(name: str) -> Callable[[list[Value]], object]:
+    """getYear() and friends: a field of an absTime in local time (C's tm: day of year from 0,
+    Sunday is day 0 of the week), or of a relTime (days, hours, minutes, seconds)."""
+    def fn(a: list[Value]) -> object:
+        if len(a) != 1:
+            return ERROR
+        v = a[0]
+        if type(v) is AbsTime:
+            get = _ABS_FIELDS.get(name)
+            if get is None:
+                return ERROR
+            try:
+                tm = _time.localtime(real_to_int(v.epoch))
+            except (OverflowError, OSError, ValueError):
+                return ERROR
+            return get(tm)
+        if type(v) is RelTime:
+            rget = _REL_FIELDS.get(name)
+            return ERROR if rget is None else rget(real_to_int(v.seconds))
+        return ERROR
+    return fn
+
+
+for _name in ("getYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDayOfWeek", "getDays",
+              "getHours", "getMinutes", "getSeconds"):
+    strict(_name)(_get_field(_name.lower()))
