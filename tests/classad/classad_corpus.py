@@ -447,6 +447,10 @@ STRINGS_MORE = [
     'pow(error, 2)', 'pow(2, -1)', 'pow(true, true)', 'pow(relTime(5), 2)', 'pow(absTime(2), 2)',
     'pow(" 2.5e1xyz", 1)', 'pow({1}, 2)', 'pow(2.0, 3)', 'pow(4, 0.5)',
     'quantize(!true, -1)', 'quantize(-0.5, 1)', 'quantize(0.5, -1)', 'quantize(false, -1)',
+    'quantize(2, {1, 2, "A"})', 'quantize("3", 2)', 'quantize(3, "2")', 'quantize(3, {})',
+    'quantize(3, {1, 2.0})', 'quantize(3, {"A", 5})', 'quantize(3, {true})', 'quantize(0.5, true)',
+    'quantize(1, {undefined})', 'quantize(5, 0.0)', 'quantize(5, 1e-9)', 'quantize(relTime(5), 2)',
+    'quantize(3, {1, "2x"})',
 ]
 TIME_FIELDS = [
     'getYear(absTime("2003-09-03T10:11:12"))', 'getMonth(absTime("2003-09-03T10:11:12"))',

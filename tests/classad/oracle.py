@@ -22,7 +22,11 @@ TIMEOUT = 30.0  # seconds for one answer; classad2 has no limit on a regex searc
 
 
 class OracleCrash(Exception):
-    """The oracle process died or hung on a query."""
+    """The oracle process died or hung on a query: ``index`` is its place in the batch."""
+
+    def __init__(self, message: str, index: int = 0) -> None:
+        super().__init__(message)
+        self.index = index
 
 
 class Oracle:
@@ -108,11 +112,12 @@ class Oracle:
                 if left <= 0 or not sel.select(timeout=left):
                     self._kill()
                     raise OracleCrash(f"classad2 gave no answer in {TIMEOUT:.0f} s to "
-                                      f"{requests[len(answers)]!r}")
+                                      f"{requests[len(answers)]!r}", len(answers))
                 chunk = os.read(proc.stdout.fileno(), 1 << 16)
                 if not chunk:
                     rc = self._kill()
-                    raise OracleCrash(f"classad2 died (exit status {rc}) on {requests[len(answers)]!r}")
+                    raise OracleCrash(f"classad2 died (exit status {rc}) on {requests[len(answers)]!r}",
+                                      len(answers))
                 self._buf += chunk
             line, _, self._buf = self._buf.partition(b"\n")
             answers.append(json.loads(line))
@@ -120,6 +125,40 @@ class Oracle:
 
     def query(self, text: str, my: str | None = None, target: str | None = None) -> dict[str, Any]:
         return self.ask({"expr": text, "my": my, "target": target})
+
+
+def ask_all(oracle: Oracle, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Answers to every request; one that kills the worker gets ``{"crash": message}`` and the
+    rest go to a fresh worker."""
+    answers: list[dict[str, Any]] = []
+    while len(answers) < len(requests):
+        try:
+            answers += oracle.ask_many(requests[len(answers):])
+        except OracleCrash as e:
+            start = len(answers)
+            answers += oracle.ask_many(requests[start:start + e.index]) if e.index else []
+            answers.append({"crash": str(e)})
+    return answers
+
+
+def oracle_value(answer: dict[str, Any]) -> str | None:
+    """classad2's value printed (nested ads in name order), or None when it cannot express it.
+
+    classad2's list values keep their elements as unevaluated expressions (``{1+1}`` prints as
+    ``{ 1 + 1 }``); htcd evaluates them.  A list result is therefore printed element by element,
+    each element evaluated the way classad2 evaluates ``(list)[i]``."""
+    value = answer.get("value")
+    if not isinstance(value, str) or not value.startswith("{"):
+        return canonical(value) if isinstance(value, str) else None
+    items = answer.get("items")
+    if items is None:
+        return None
+
+    def show(xs: object) -> str:
+        if isinstance(xs, list):
+            return "{ " + ",".join(show(x) for x in xs) + " }" if xs else "{  }"
+        return canonical(str(xs))
+    return show(items)
 
 
 def canonical(text: str) -> str:

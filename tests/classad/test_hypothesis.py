@@ -24,7 +24,7 @@ pytest.importorskip("classad2")  # the oracle process needs the wheel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_profiles import scaled
-from oracle import Oracle, OracleCrash, canonical
+from oracle import Oracle, OracleCrash, canonical, oracle_value
 
 from htcd.classad import ClassAdSyntaxError, parse_ad, parse_expr, unparse
 
@@ -136,26 +136,6 @@ def known_deviation(text: str, mine: str, theirs: str) -> bool:
     if _UNPARSE.search(text) and "\\n" in theirs:
         return True
     return bool(_RELTIME_DIV.search(theirs) and "--" in theirs)
-
-
-def oracle_value(answer: dict[str, object]) -> str | None:
-    """classad2's value printed, or None when it cannot express it (the binding raises).
-
-    classad2's list values keep their elements as unevaluated expressions (``{1+1}`` prints as
-    ``{ 1 + 1 }``); htcd evaluates them.  A list result is therefore printed element by element,
-    each element evaluated the way classad2 evaluates ``(list)[i]``."""
-    value = answer.get("value")
-    if not isinstance(value, str) or not value.startswith("{"):
-        return canonical(value) if isinstance(value, str) else None
-    items = answer.get("items")
-    if items is None:
-        return None
-
-    def show(xs: object) -> str:
-        if isinstance(xs, list):
-            return "{ " + ",".join(show(x) for x in xs) + " }" if xs else "{  }"
-        return canonical(str(xs))
-    return show(items)
 
 
 def mine_accepts(text: str) -> bool:
