@@ -21,11 +21,11 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 pytest.importorskip("classad2")
 
-import classad_corpus as fixed  # noqa: E402
-from oracle import Oracle, ask_all, canonical, oracle_value  # noqa: E402
+import classad_corpus as fixed
+from oracle import Oracle, ask_all, canonical, oracle_value
 
-from htcd.classad import ClassAdSyntaxError, parse_ad, parse_expr, parse_old_ad, unparse  # noqa: E402
-from htcd.classad.expr import unparse_name  # noqa: E402
+from htcd.classad import ClassAdSyntaxError, parse_ad, parse_expr, parse_old_ad, unparse
+from htcd.classad.expr import unparse_name
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "corpus", "classad")
 
