@@ -16,7 +16,8 @@ it was found (path:line).  What is taken:
   ``requirements``/``rank`` of ``condor-submit`` blocks, and the inline examples of function calls
   in docs/classads/classad-builtin-functions.rst and both sides of its ``RESULT = expression``
   examples;
-- src/condor_tests/*.py: string literals passed to ``classad.ExprTree(...)``.
+- src/condor_tests/*.py: string literals passed to ``classad.ExprTree(...)``;
+- src/condor_tests/**/*.ad, *.ads: the machine and job ads HTCondor's tests read.
 
 Run again after the mirror moves: the output is sorted and de-duplicated, so a diff shows what
 changed.
@@ -260,6 +261,55 @@ def python_tests() -> list[dict[str, object]]:
     return exprs
 
 
+def new_ads(text: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of each top-level ``[ ... ]`` in a file of new-format ads (comments between
+    them dropped)."""
+    depth, quote, esc, start = 0, "", False, -1
+    for i, ch in enumerate(text):
+        if quote:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'" and depth:
+            quote = ch
+        elif ch == "[":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "]" and depth:
+            depth -= 1
+            if depth == 0:
+                yield text.count("\n", 0, start) + 1, text[start:i + 1]
+
+
+def test_ad_files() -> list[dict[str, object]]:
+    """The ads HTCondor's own tests read: machine and job ads in the old format (several in a
+    file, separated by blank lines) or in the new one."""
+    ads: list[dict[str, object]] = []
+    paths = [p for p in git("ls-tree", "-r", "--name-only", "HEAD", "src/condor_tests").splitlines()
+             if p.endswith((".ad", ".ads"))]
+    for path in paths:
+        text = show(path)
+        if text.lstrip().startswith("["):
+            for n, chunk in new_ads(text):
+                ads.append({"ad": chunk, "format": "new", "source": f"{path}:{n}"})
+            continue
+        lines = text.splitlines()
+        start, body = 0, []
+        for n, t in enumerate([*lines, ""]):
+            if t.strip():
+                if not body:
+                    start = n
+                body.append(t)
+            elif body:
+                ads.append({"ad": "\n".join(body), "format": "old", "source": f"{path}:{start + 1}"})
+                body = []
+    return ads
+
+
 def main() -> int:
     ads: list[dict[str, object]] = []
     exprs: list[dict[str, object]] = list(functional_tests())
@@ -270,6 +320,7 @@ def main() -> int:
     ads += a
     exprs += e
     exprs += python_tests()
+    ads += test_ad_files()
 
     def dedup(items: list[dict[str, object]], key: str) -> list[dict[str, object]]:
         seen: set[tuple[object, ...]] = set()

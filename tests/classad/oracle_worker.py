@@ -9,7 +9,7 @@ A request is ``{"expr": text, "my": ad text or null, "target": ad text or null}`
   ``value`` (``repr`` of the value simplified against MY and TARGET, or null when the binding
   raises), ``items`` (for a list value: each element evaluated as ``(expr)[i]``), ``ad_error``
   (MY or TARGET did not parse);
-- for an ad: ``ok`` and, per attribute, its unparse and evaluated value.
+- for an ad: ``ok`` and, per attribute, its unparse, its value and (for a list) its items.
 """
 
 from __future__ import annotations
@@ -105,11 +105,15 @@ def ad_answer(req: dict[str, object]) -> dict[str, object]:
     for name in ad:
         holder = classad2.ClassAd()
         holder["x"] = ad.lookup(name)
+        ref = "MY." + _quoted(name)
+        items: object = None
         try:
-            value: object = repr(classad2.ExprTree("MY." + _quoted(name)).simplify(ad))
+            value: object = repr(classad2.ExprTree(ref).simplify(ad))
+            if str(value).startswith("{"):
+                items = _items(ref, ad, None)
         except Exception:
             value = None
-        attrs[name] = [repr(holder)[6:-2], value]
+        attrs[name] = [repr(holder)[6:-2], value, items]
     return {"ok": True, "attrs": attrs}
 
 
