@@ -12,7 +12,7 @@ from typing import Any
 
 from . import ops
 from .runtime import NOT_CONST, AdTemplate, Ctx, Fn, eval_entry, lookup, lookup_absolute, select, side
-from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED
+from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED, remember_list_source
 
 
 def compile_const(v: object) -> Fn:
@@ -287,11 +287,18 @@ def compile_elvis(lf: Fn, rf: Fn) -> Fn:
     return elvis
 
 
-def compile_list(consts: list[object], fns: list[Fn]) -> Fn:
-    """``{ a, b }``: a fresh list per evaluation (lists are values, callers may keep them)."""
+def compile_list(consts: list[object], fns: list[Fn], items: Any = None, as_written: bool = False) -> Fn:
+    """``{ a, b }``: a fresh list per evaluation (lists are values, callers may keep them).  With
+    ``items`` (the element trees), each list is noted to print as written, unless ``as_written``
+    says its values print the same anyway."""
+    _remember = remember_list_source
     if all(v is not NOT_CONST for v in consts) and not any(type(v) is list for v in consts):
-        return lambda s, c: list(consts)
-    return lambda s, c: [f(s, c) for f in fns]
+        if items is None or as_written:
+            return lambda s, c: list(consts)
+        return lambda s, c: _remember(list(consts), items)
+    if items is None:
+        return lambda s, c: [f(s, c) for f in fns]
+    return lambda s, c: _remember([f(s, c) for f in fns], items)
 
 
 def compile_nested_ad(tmpl: AdTemplate) -> Fn:

@@ -417,7 +417,11 @@ class ListExpr(Expr):
         out.append(" }")
 
     def _compile(self) -> Fn:
-        return compiler.compile_list([x.const_value() for x in self.items], [x.compiled() for x in self.items])
+        consts = [x.const_value() for x in self.items]
+        # a list of constants that print as written needs no note of its source
+        plain = all(v is not NOT_CONST and type(v) is not list and unparse_value(v) == str(x)
+                    for v, x in zip(consts, self.items, strict=True))
+        return compiler.compile_list(consts, [x.compiled() for x in self.items], self.items, plain)
 
 
 class AdExpr(Expr):

@@ -235,6 +235,22 @@ def format_real_old(x: float) -> str:
     return s
 
 
+_LIST_SOURCES: dict[int, tuple[list[Any], list[Any], Any]] = {}
+_LIST_SOURCES_MAX = 1024
+
+
+def remember_list_source(v: list[Any], items: Any) -> list[Any]:
+    """Note that list value ``v`` was evaluated from the element expressions ``items``, so that it
+    prints as written (``{1 + 1, x}`` prints ``{ 1 + 1,x }``), as HTCondor prints a list, whose
+    elements it keeps as expressions.  Bounded: the oldest notes go first, and a list that no
+    longer holds the values it was noted with (a caller changed it) prints its values."""
+    if len(_LIST_SOURCES) >= _LIST_SOURCES_MAX:
+        for k in list(_LIST_SOURCES)[: _LIST_SOURCES_MAX // 2]:
+            del _LIST_SOURCES[k]
+    _LIST_SOURCES[id(v)] = (v, list(v), items)
+    return v
+
+
 def unparse_value(v: Value, old: bool = False) -> str:
     """Print an evaluated value as ClassAd text."""
     t = type(v)
@@ -253,6 +269,9 @@ def unparse_value(v: Value, old: bool = False) -> str:
     if t is list:
         if not v:
             return "{  }"
+        source = _LIST_SOURCES.get(id(v))
+        if source is not None and source[0] is v and source[1] == v:
+            return "{ " + ",".join(e.unparse(old) for e in source[2]) + " }"
         return "{ " + ",".join(unparse_value(x, old) for x in v) + " }"
     if t is AbsTime:
         return f'absTime("{v.text()}")'

@@ -142,23 +142,10 @@ def ask_all(oracle: Oracle, requests: list[dict[str, Any]]) -> list[dict[str, An
 
 
 def oracle_value(answer: dict[str, Any]) -> str | None:
-    """classad2's value printed (nested ads in name order), or None when it cannot express it.
-
-    classad2's list values keep their elements as unevaluated expressions (``{1+1}`` prints as
-    ``{ 1 + 1 }``); htcd evaluates them.  A list result is therefore printed element by element,
-    each element evaluated the way classad2 evaluates ``(list)[i]``."""
+    """classad2's value printed (nested ads in name order), or None when the binding could not
+    give one.  A list prints its elements as written, in both (``{1+1}`` is ``{ 1 + 1 }``)."""
     value = answer.get("value")
-    if not isinstance(value, str) or not value.startswith("{"):
-        return canonical(value) if isinstance(value, str) else None
-    items = answer.get("items")
-    if items is None:
-        return None
-
-    def show(xs: object) -> str:
-        if isinstance(xs, list):
-            return "{ " + ",".join(show(x) for x in xs) + " }" if xs else "{  }"
-        return canonical(str(xs))
-    return show(items)
+    return canonical(value) if isinstance(value, str) else None
 
 
 def canonical(text: str) -> str:

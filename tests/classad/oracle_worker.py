@@ -7,9 +7,9 @@ A request is ``{"expr": text, "my": ad text or null, "target": ad text or null}`
 
 - for an expression: ``accepts`` (classad2 parses it), ``unparse`` (its compact unparse),
   ``value`` (``repr`` of the value simplified against MY and TARGET, or null when the binding
-  raises), ``items`` (for a list value: each element evaluated as ``(expr)[i]``), ``ad_error``
+  raises), ``ad_error``
   (MY or TARGET did not parse);
-- for an ad: ``ok`` and, per attribute, its unparse, its value and (for a list) its items.
+- for an ad: ``ok`` and, per attribute, its unparse and its value.
 """
 
 from __future__ import annotations
@@ -38,26 +38,6 @@ def _ad(text: str | None, role: str) -> object:
     return ad
 
 
-def _items(text: str, my: object, target: object, depth: int = 0) -> list[object] | None:
-    """Each element of a list value, evaluated as classad2 evaluates ``(list)[i]`` (nested
-    lists the same way); None when an element cannot be printed."""
-    if depth > 3:
-        return None
-    n = classad2.ExprTree(f"size({text})").eval(my, target)
-    out: list[object] = []
-    for i in range(n):
-        sub = f"({text})[{i}]"
-        r = repr(classad2.ExprTree(sub).simplify(my, target))
-        if r.startswith("{"):
-            inner = _items(sub, my, target, depth + 1)
-            if inner is None:
-                return None
-            out.append(inner)
-        else:
-            out.append(r)
-    return out
-
-
 def expr_answer(req: dict[str, object]) -> dict[str, object]:
     text = str(req["expr"])
     out: dict[str, object] = {}
@@ -82,11 +62,6 @@ def expr_answer(req: dict[str, object]) -> dict[str, object]:
         out["value"] = None
         return out
     out["value"] = value
-    if value.startswith("{"):
-        try:
-            out["items"] = _items(text, my, target)
-        except Exception:
-            out["items"] = None
     return out
 
 
@@ -105,15 +80,11 @@ def ad_answer(req: dict[str, object]) -> dict[str, object]:
     for name in ad:
         holder = classad2.ClassAd()
         holder["x"] = ad.lookup(name)
-        ref = "MY." + _quoted(name)
-        items: object = None
         try:
-            value: object = repr(classad2.ExprTree(ref).simplify(ad))
-            if str(value).startswith("{"):
-                items = _items(ref, ad, None)
+            value: object = repr(classad2.ExprTree("MY." + _quoted(name)).simplify(ad))
         except Exception:
             value = None
-        attrs[name] = [repr(holder)[6:-2], value, items]
+        attrs[name] = [repr(holder)[6:-2], value]
     return {"ok": True, "attrs": attrs}
 
 
