@@ -461,3 +461,8 @@ TIME_FIELDS = [
     'getDays(relTime(-90000))', 'getMinutes(relTime(3725))', 'getYear(relTime(5))', 'getYear(5)', 'getYear()',
     'currentTime() > absTime(0)', 'dayTime() >= relTime(0)', 'timeZoneOffset()',
 ]
+LISTS_AS_WRITTEN = [
+    '{1+1, Memory}', 'string({1 + 1})', 'strcmp({1}, {a})', 'toUpper({- 0})', '{ {1+1}, 2 }',
+    'ifThenElse(true, {1+1}, 0)', '{ relTime("1:00") }', 'strcat({Memory})', '{1+1}[0]', 'size({1+1, 2})',
+    '{[a=1+1]}.a', 'List', 'strcat(List)', '{ x, "a" "b" }', '{ -1, - 1, +1 }', '{ 1.5, 2.0e3 }',
+]
