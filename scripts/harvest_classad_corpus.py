@@ -17,7 +17,8 @@ it was found (path:line).  What is taken:
   in docs/classads/classad-builtin-functions.rst and both sides of its ``RESULT = expression``
   examples;
 - src/condor_tests/*.py: string literals passed to ``classad.ExprTree(...)``;
-- src/condor_tests/**/*.ad, *.ads: the machine and job ads HTCondor's tests read.
+- src/condor_tests/**/*.ad, *.ads: the machine and job ads HTCondor's tests read;
+- functions.txt: the name of every function docs/classads/classad-builtin-functions.rst defines.
 
 Run again after the mirror moves: the output is sorted and de-duplicated, so a diff shows what
 changed.
@@ -335,6 +336,10 @@ def main() -> int:
 
     exprs, ads = dedup(exprs, "expr"), dedup(ads, "ad")
     os.makedirs(OUT, exist_ok=True)
+    functions = sorted(set(re.findall(r":classad-function-def:`[A-Za-z]+ ([A-Za-z_0-9]+)\(",
+                                      show("docs/classads/classad-builtin-functions.rst"))), key=str.lower)
+    with open(os.path.join(OUT, "functions.txt"), "w") as f:
+        f.write("".join(name + "\n" for name in functions))
     with open(os.path.join(OUT, "expressions.jsonl"), "w") as f:
         for it in exprs:
             f.write(json.dumps(it, sort_keys=True) + "\n")
@@ -349,7 +354,8 @@ def main() -> int:
         f.write("ClassAd text harvested by scripts/harvest_classad_corpus.py from HTCondor's public\n"
                 "repository (https://github.com/htcondor/htcondor), commit "
                 f"{git('rev-parse', 'HEAD').strip()}.\n"
-                "Each entry of expressions.jsonl and ads.jsonl names its file and line.\n"
+                "Each entry of expressions.jsonl and ads.jsonl names its file and line; functions.txt\n"
+                "lists the functions docs/classads/classad-builtin-functions.rst defines.\n"
                 f"{len(exprs)} expressions, {len(ads)} ads, from:\n\n")
         for p in sorted(counts):
             f.write(f"{counts[p]:5d}  {p}\n")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from .. import ops
 from ..registry import STRICT, Strict, strict
-from ..values import ERROR, INT_MIN, UNDEFINED, Value
+from ..values import ERROR, INT_MIN, UNDEFINED, AbsTime, RelTime, Value
 from .convert import real_to_int, strtod, to_real
 
 
@@ -26,6 +26,8 @@ def _rounding(op: Callable[[float], float]) -> Strict:
             if x is None:
                 return ERROR
             v = x
+        elif t is AbsTime or t is RelTime:  # whole seconds, as HTCondor converts times
+            v = float(to_real(v) or 0.0)
         elif t is not float:
             return ERROR
         r = op(v)

@@ -72,9 +72,9 @@ def to_real(v: Value) -> float | None:
     if t is str:
         return strtod(v)
     if t is AbsTime:
-        return float(v.epoch)
+        return float(int(v.epoch))
     if t is RelTime:
-        return float(v.seconds)
+        return float(int(v.seconds))  # whole seconds, as HTCondor reads a relTime here
     return None
 
 
@@ -158,6 +158,8 @@ def _bool(a: list[Value]) -> object:
         if low == "false":
             return False
         return UNDEFINED
+    if t is RelTime:
+        return int(v.seconds) != 0
     return ops.to_bool3(v)
 
 

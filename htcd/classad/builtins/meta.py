@@ -13,7 +13,7 @@ from ..parser import ClassAdSyntaxError
 from ..registry import lazy, strict, tree_compiler
 from ..runtime import Ctx, Fn
 from ..values import ERROR, UNDEFINED, Value
-from .convert import is_ad
+from .convert import is_ad, to_string
 from .regex import compile_regex, subject_ok
 
 # ---------------------------------------------------------------- lazy
@@ -38,8 +38,10 @@ def _eval(fns: list[Fn], s: Any, c: Ctx) -> object:
     t = type(v)
     if t is int or t is float or t is bool:
         return v
-    if t is not str:
-        return ERROR
+    if t is not str:  # a list, an ad or a time: its text, parsed again, as HTCondor does
+        v = to_string(v)
+        if type(v) is not str:
+            return ERROR
     try:
         tree = parse_expr(v)
     except ClassAdSyntaxError:

@@ -213,10 +213,14 @@ def _sl_subset(fold: bool) -> Strict:
         sub, sup = a[0], a[1]
         if sub is UNDEFINED:
             return UNDEFINED if sup is UNDEFINED else True
+        if sub == "":  # the empty string is a subset of anything
+            return True
         delims = a[2] if len(a) == 3 and a[2] is not UNDEFINED else " ,"
         items = split_list(sub, delims)
+        if not items:  # text of separators only: HTCondor finds no item to match, so false
+            return False
         if sup is UNDEFINED:
-            return not items
+            return False
         pool = split_list(sup, delims)
         if fold:
             items, pool = [ops.ascii_lower(x) for x in items], [ops.ascii_lower(x) for x in pool]
