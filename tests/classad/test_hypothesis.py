@@ -34,9 +34,11 @@ INTS = ["0", "1", "2", "3", "7", "10", "100", "-1", "-5", "4611686018427387904",
         "-9223372036854775808", "64", "63"]
 REALS = ["0.0", "0.5", "1.5", "-2.25", "3.0", "1e10", "1e300", "0.1", "2.5e-3"]
 STRINGS = ['"a"', '""', '"Hello World"', '"a,b c"', '"1,2,3"', '"A"', '"x.y"', '"abc"', '"b"',
-           '"alice@host"', '"a b"', '"3"', '"1.5"', '"true"', '"%d"', '"a*"', '"(b)"']
+           '"alice@host"', '"a b"', '"3"', '"1.5"', '"true"', '"%d"', '"a*"', '"(b)"', '"\\377"',
+           '"h\\303\\251llo"', '"a\\tb c"', '"2003-09-03T"']
 CONSTS = ["true", "false", "undefined", "error", "TRUE", "Undefined"]
-NAMES = ["a", "b", "c", "x", "Str", "Missing", "MY.a", "MY.c", "TARGET.b", "TARGET.x", "target.a", "A"]
+NAMES = ["a", "b", "c", "x", "Str", "Missing", "MY.a", "MY.c", "TARGET.b", "TARGET.x", "target.a", "A",
+         "MY", "TARGET", "other.b", "SELF.a", "MY.MY.c", "x.PARENT.a"]
 UNARY = ["-", "+", "!", "~"]
 BINARY = ["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "=?=", "=!=", "is", "isnt", "&&",
           "||", "&", "|", "^", "<<", ">>", ">>>"]
@@ -49,7 +51,7 @@ FUNCTIONS = [
     "replaceall", "stringListMember", "stringListIMember", "stringListSize", "stringListSum",
     "stringListAvg", "stringListMin", "stringListMax", "stringListsIntersect",
     "stringList_regexpMember", "split", "splitUserName", "splitSlotName", "join", "eval", "interval",
-    "unparse", "pow", "nosuchfunction",
+    "unparse", "pow", "nosuchfunction", "ceil", "splitTime", "relTime", "versioncmp", "getYear",
 ]
 
 atoms = st.one_of(st.sampled_from(INTS), st.sampled_from(REALS), st.sampled_from(STRINGS),
