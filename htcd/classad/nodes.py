@@ -183,7 +183,7 @@ class RelTimeLiteral(Literal):
     value: float
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        out.append(f'relTime("{RelTime(self.value).text()}")')
+        out.append(f'relTime("{RelTime(self.value).text(fraction=True)}")')
 
 
 class AttrRef(Expr):

@@ -78,9 +78,11 @@ class RelTime:
     def __repr__(self) -> str:
         return f"RelTime({self.seconds!r})"
 
-    def text(self) -> str:
-        """HTCondor's [-][D+][HH:][MM:]SS[.fff] form: leading zero fields are left out."""
-        secs = self.seconds
+    def text(self, fraction: bool = False) -> str:
+        """HTCondor's [-][D+][HH:][MM:]SS[.fff] form: leading zero fields are left out.  A value
+        prints whole seconds (HTCondor reads a relTime value's seconds as an integer to print
+        it); ``fraction`` keeps the fraction, as a relTime literal prints."""
+        secs = self.seconds if fraction else int(self.seconds)
         sign = "-" if secs < 0 else ""
         secs = abs(secs)
         whole = int(secs)

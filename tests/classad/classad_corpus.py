@@ -466,3 +466,9 @@ LISTS_AS_WRITTEN = [
     'ifThenElse(true, {1+1}, 0)', '{ relTime("1:00") }', 'strcat({Memory})', '{1+1}[0]', 'size({1+1, 2})',
     '{[a=1+1]}.a', 'List', 'strcat(List)', '{ x, "a" "b" }', '{ -1, - 1, +1 }', '{ 1.5, 2.0e3 }',
 ]
+RELTIME_FRACTIONS = [
+    'relTime(1.5) + relTime(1.5)', 'relTime(1.5) * 2', 'relTime(5) * 1.5', 'relTime(5) / 2', 'real(relTime(1.5))',
+    'int(relTime(1.5))', 'relTime(1.5) == relTime(1)', 'interval(relTime(1.5))', 'splitTime(relTime(90061.5))',
+    'absTime(0) + relTime(1.5) + relTime(1.5)', 'relTime(1.5) + absTime(0)', 'absTime(10) - relTime(1.5)',
+    'absTime(10) + relTime(-1.5)', 'relTime(relTime(1.5) * 2)', 'bool(relTime(0.5))', 'floor(relTime(1.5))',
+]

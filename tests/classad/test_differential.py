@@ -23,7 +23,8 @@ EVAL_CASES = (corpus.LITERALS + corpus.ARITH + corpus.BITS + corpus.COMPARE + co
               + corpus.TERNARY + corpus.REFS + corpus.FUNCTIONS + corpus.LIBRARY
               + corpus.TIMES + corpus.LIBRARY_ON_ADS + corpus.ELVIS
               + corpus.MORE + corpus.NONFINITE + corpus.LIBRARY_MORE + corpus.SCOPES
-              + corpus.TIME_TEXT + corpus.STRINGS_MORE + corpus.TIME_FIELDS + corpus.LISTS_AS_WRITTEN)
+              + corpus.TIME_TEXT + corpus.STRINGS_MORE + corpus.TIME_FIELDS + corpus.LISTS_AS_WRITTEN
+              + corpus.RELTIME_FRACTIONS)
 UNPARSE_CASES = EVAL_CASES + corpus.UNPARSE_ONLY
 
 # Deliberate deviations, documented in docs/classad.md.

@@ -130,7 +130,7 @@ def _convert(a: list[Value], cast: Callable[[Any], object], keep: type) -> objec
     if t is AbsTime:
         return cast(v.epoch)
     if t is RelTime:
-        return cast(v.seconds)
+        return cast(int(v.seconds))  # whole seconds, as HTCondor reads a relTime
     return UNDEFINED if v is UNDEFINED else ERROR
 
 

@@ -120,8 +120,8 @@ def _reltime(a: list[Value]) -> object:
         return v
     if t is int:
         return RelTime(v)
-    if t is float:
-        return RelTime(real_to_int(v))
+    if t is float:  # the fraction is kept (it counts in arithmetic); the value prints whole seconds
+        return RelTime(v) if v == v and abs(v) < 9.2e18 else RelTime(real_to_int(v))
     if t is AbsTime:
         return RelTime(real_to_int(v.epoch))
     return ERROR
