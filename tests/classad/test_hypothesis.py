@@ -103,13 +103,12 @@ def ask(text: str, my: str | None, target: str | None) -> dict[str, object]:
     except OracleCrash as e:
         pytest.fail(f"classad2 crashed on {text!r} (MY {my}, TARGET {target}): {e}")
 
+
 # classad2 results that are plainly wrong, and deliberate htcd deviations (docs/classad.md).
 _POW = re.compile(r"pow\(", re.IGNORECASE)
 _UNPARSE = re.compile(r"unparse\(", re.IGNORECASE)
 _RELTIME_DIV = re.compile(r"reltime", re.IGNORECASE)
 _BIGINT = re.compile(r"(?<![\w.])\d{10,}(?![\w.])")
-
-
 
 
 def known_deviation(text: str, mine: str, theirs: str) -> bool:
@@ -122,7 +121,7 @@ def known_deviation(text: str, mine: str, theirs: str) -> bool:
       ``5 >> 64`` is 5); htcd takes the count modulo 64 throughout.  In-range shifts are checked
       by the fixed corpus;
     - a list index outside 32 bits: classad2 truncates it (``{5,6}[4294967297]`` is 6); htcd
-      gives ERROR for any index outside the list;
+      gives ERROR for any index outside the list.
     """
     if "[" in text and any(abs(int(n)) >= 2**31 for n in _BIGINT.findall(text)):
         return True
