@@ -35,7 +35,8 @@ from .expr import (
 )
 from .values import ERROR, UNDEFINED, Value, is_true
 
-_SCOPES = frozenset({"my", "target", "parent"})
+_SCOPES = frozenset({"my", "target", "parent", "self", "other"})
+_SCOPE_OF = {"my": "my", "self": "my", "target": "target", "other": "target"}  # OTHER is TARGET
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!=", "=?=": "=?=", "=!=": "=!="}
 _BUSY_STATES = frozenset({"Claimed", "Matched", "Preempting"})
 # Slot attributes by which an execute point says it offers a universe (what condor_submit's
@@ -140,8 +141,8 @@ def _scoped(e: Expr) -> tuple[str, str] | None:
     """("my"|"target"|"", name) when ``e`` is an attribute reference ("" for a bare name)."""
     if isinstance(e, AttrRef) and e.lname not in _SCOPES:
         return "", e.name
-    if isinstance(e, Select) and isinstance(e.base, AttrRef) and e.base.lname in ("my", "target"):
-        return e.base.lname, e.name
+    if isinstance(e, Select) and isinstance(e.base, AttrRef) and e.base.lname in _SCOPE_OF:
+        return _SCOPE_OF[e.base.lname], e.name
     return None
 
 

@@ -11,8 +11,8 @@ from functools import partial
 from typing import Any
 
 from . import ops
-from .runtime import NOT_CONST, AdTemplate, Ctx, Fn, eval_entry, lookup, select
-from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED
+from .runtime import NOT_CONST, AdTemplate, Ctx, Fn, eval_entry, lookup, lookup_absolute, select, side
+from .values import ERROR, INT_MAX, INT_MIN, UNDEFINED, remember_list_source
 
 
 def compile_const(v: object) -> Fn:
@@ -26,8 +26,11 @@ def compile_lookup(lname: str) -> Fn:
 
 
 def compile_scoped_ref(lname: str, target: bool) -> Fn:
-    """``TARGET.name`` (``target``) or ``MY.name``: a direct lookup in that ad."""
+    """``TARGET.name`` (``target``) or ``MY.name``: a direct lookup in that ad.  MY is the ad
+    the expression is evaluated in (a nested ad's own scope inside a nested ad); a name it lacks
+    is looked for in the ads enclosing it, then among the special names, as ``select`` does."""
     _eval_entry = eval_entry
+    _select = select
     if target:
         def target_ref(s: Any, c: Ctx) -> object:
             t = c.target
@@ -35,7 +38,7 @@ def compile_scoped_ref(lname: str, target: bool) -> Fn:
                 return UNDEFINED
             e = t._attrs.get(lname)
             if e is None:
-                return UNDEFINED
+                return _select(t, lname, c.other())
             v = e.const
             if v is not NOT_CONST:
                 return v
@@ -43,17 +46,22 @@ def compile_scoped_ref(lname: str, target: bool) -> Fn:
         return target_ref
 
     def my_ref(s: Any, c: Ctx) -> object:
-        m = c.my
-        if m is None:
+        if s is None:
             return UNDEFINED
-        e = m._attrs.get(lname)
+        e = s._attrs.get(lname)
         if e is None:
-            return UNDEFINED
+            return _select(s, lname, c)
         v = e.const
         if v is not NOT_CONST:
             return v
-        return _eval_entry(m, e, c)
+        return _eval_entry(s, e, c)
     return my_ref
+
+
+def compile_absolute(lname: str) -> Fn:
+    """``.name``: the name in the outermost ad of the scope."""
+    _lookup_absolute = lookup_absolute
+    return lambda s, c: _lookup_absolute(s, lname, c)
 
 
 def compile_select(bf: Fn, lname: str) -> Fn:
@@ -78,7 +86,7 @@ def compile_index(bf: Fn, xf: Fn) -> Fn:
         attrs = getattr(v, "_attrs", None)
         if attrs is not None and type(i) is str:
             e = attrs.get(i.lower())
-            return UNDEFINED if e is None else eval_entry(v, e, c)
+            return UNDEFINED if e is None else eval_entry(v, e, side(v, c))
         return ERROR
     return index
 
@@ -279,11 +287,18 @@ def compile_elvis(lf: Fn, rf: Fn) -> Fn:
     return elvis
 
 
-def compile_list(consts: list[object], fns: list[Fn]) -> Fn:
-    """``{ a, b }``: a fresh list per evaluation (lists are values, callers may keep them)."""
+def compile_list(consts: list[object], fns: list[Fn], items: Any = None, as_written: bool = False) -> Fn:
+    """``{ a, b }``: a fresh list per evaluation (lists are values, callers may keep them).  With
+    ``items`` (the element trees), each list is noted to print as written, unless ``as_written``
+    says its values print the same anyway."""
+    _remember = remember_list_source
     if all(v is not NOT_CONST for v in consts) and not any(type(v) is list for v in consts):
-        return lambda s, c: list(consts)
-    return lambda s, c: [f(s, c) for f in fns]
+        if items is None or as_written:
+            return lambda s, c: list(consts)
+        return lambda s, c: _remember(list(consts), items)
+    if items is None:
+        return lambda s, c: [f(s, c) for f in fns]
+    return lambda s, c: _remember([f(s, c) for f in fns], items)
 
 
 def compile_nested_ad(tmpl: AdTemplate) -> Fn:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .lexer import Tok
 from .nodes import (
     KEYWORDS,
+    AbsRef,
     AdExpr,
     AttrRef,
     Binary,
@@ -78,6 +79,7 @@ __all__ = [
     "MAX_HOPS",
     "MAX_NESTING",
     "NOT_CONST",
+    "AbsRef",
     "AdExpr",
     "AttrRef",
     "Binary",

@@ -52,11 +52,12 @@ def ad_class() -> type[NestedAd]:
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 KEYWORDS = frozenset({"true", "false", "undefined", "error", "is", "isnt"})
+_QUOTED_WORDS = KEYWORDS | {"parent"}  # HTCondor's unparser quotes these names ('PARENT')
 
 
 def unparse_name(name: str) -> str:
     """Attribute names that are not plain identifiers print in single quotes."""
-    if _IDENT.match(name) and name.lower() not in KEYWORDS:
+    if _IDENT.match(name) and name.lower() not in _QUOTED_WORDS:
         return name
     return quote_string(name, "'")
 
@@ -182,7 +183,7 @@ class RelTimeLiteral(Literal):
     value: float
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        out.append(f'relTime("{RelTime(self.value).text()}")')
+        out.append(f'relTime("{RelTime(self.value).text(fraction=True)}")')
 
 
 class AttrRef(Expr):
@@ -205,6 +206,25 @@ class AttrRef(Expr):
         return compiler.compile_lookup(self.lname)
 
 
+class AbsRef(Expr):
+    """``.name``: a name looked up in the outermost ad (HTCondor's absolute reference)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def lname(self) -> str:
+        return self.name.lower()
+
+    def _unparse(self, out: list[str], old: bool) -> None:
+        out.append("." + unparse_name(self.name))
+
+    def _compile(self) -> Fn:
+        return compiler.compile_absolute(self.lname)
+
+
 class Select(Expr):
     """``base.name``; ``MY.name`` and ``TARGET.name`` compile to direct scope lookups."""
 
@@ -223,7 +243,7 @@ class Select(Expr):
         return (self.base,)
 
     def _unparse(self, out: list[str], old: bool) -> None:
-        _unparse_parts(out, old, self.base, ".", unparse_name(self.name))
+        _unparse_parts(out, old, self.base, ".", self.name)  # HTCondor never quotes a selected name
 
     def _compile(self) -> Fn:
         k = self.lname
@@ -397,7 +417,11 @@ class ListExpr(Expr):
         out.append(" }")
 
     def _compile(self) -> Fn:
-        return compiler.compile_list([x.const_value() for x in self.items], [x.compiled() for x in self.items])
+        consts = [x.const_value() for x in self.items]
+        # a list of constants that print as written needs no note of its source
+        plain = all(v is not NOT_CONST and type(v) is not list and unparse_value(v) == str(x)
+                    for v, x in zip(consts, self.items, strict=True))
+        return compiler.compile_list(consts, [x.compiled() for x in self.items], self.items, plain)
 
 
 class AdExpr(Expr):

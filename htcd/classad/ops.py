@@ -137,16 +137,16 @@ def _time_arith(op: str, a: Value, b: Value) -> object:
     tb = type(b)
     if op == "+":
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.epoch + b.seconds, a.offset)
+            return AbsTime(int(a.epoch) + int(b.seconds), a.offset)  # whole seconds, as in HTCondor
         if ta is RelTime and tb is AbsTime:
-            return AbsTime(b.epoch + a.seconds, b.offset)
+            return AbsTime(int(b.epoch) + int(a.seconds), b.offset)
         if ta is RelTime and tb is RelTime:
             return RelTime(a.seconds + b.seconds)
     if op == "-":
         if ta is AbsTime and tb is AbsTime:
             return RelTime(a.epoch - b.epoch)
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.epoch - b.seconds, a.offset)
+            return AbsTime(int(a.epoch) - int(b.seconds), a.offset)
         if ta is RelTime and tb is RelTime:
             return RelTime(a.seconds - b.seconds)
     if op == "*" or op == "/":  # a duration scaled by a number
@@ -164,7 +164,7 @@ def _time_arith(op: str, a: Value, b: Value) -> object:
             x = r * k
         if x != x or x in (float("inf"), float("-inf")):
             return ERROR
-        return RelTime(int(x))
+        return RelTime(x)
     return ERROR
 
 

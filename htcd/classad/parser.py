@@ -21,6 +21,7 @@ from .lexer import (
 )
 from .nodes import (
     KEYWORDS,
+    AbsRef,
     AdExpr,
     AttrRef,
     Binary,
@@ -434,6 +435,16 @@ class Parser:
         elif c == "'" and len(t) > 1:
             self.i = i + 1
             return AttrRef(unescape(t[1:-1]))
+        elif t == ".":
+            n = toks[i + 1]
+            if n[:1] in IDSTART and n not in _KW_ANY:
+                name = n
+            elif n[:1] == "'" and len(n) > 1:
+                name = unescape(n[1:-1])
+            else:
+                raise self.error("expected an attribute name after '.'", i + 1)
+            self.i = i + 2
+            return AbsRef(name)
         else:
             raise self.error("expected an expression")
         if self.deep:

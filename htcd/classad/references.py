@@ -1,5 +1,5 @@
-"""Which attributes an expression reads, split into its own ad's (bare or MY.) and the other ad's
-(TARGET.), cached by expression text: the schedd's autoclusters, the negotiator's slot groups and the
+"""Which attributes an expression reads, split into its own ad's (bare, MY., SELF. or absolute
+``.name``) and the other ad's (TARGET. or OTHER.), cached by expression text: the schedd's autoclusters, the negotiator's slot groups and the
 tools' projections all ask."""
 
 from __future__ import annotations
@@ -9,7 +9,10 @@ from functools import lru_cache
 from typing import Any
 
 from .expr import ClassAdSyntaxError, Expr, parse_expr
-from .nodes import AttrRef, Select
+from .nodes import AbsRef, AttrRef, Select
+
+_MINE = frozenset({"my", "self"})
+_OTHER = frozenset({"target", "other"})
 
 
 def _children(e: Any) -> Iterator[Any]:
@@ -29,15 +32,14 @@ def references(e: Expr) -> tuple[frozenset[str], frozenset[str]]:
     todo = [e]
     while todo:
         x = todo.pop()
-        if type(x) is AttrRef:
+        if type(x) is AttrRef or type(x) is AbsRef:
             mine.add(x.lname)
             continue
-        if type(x) is Select and type(x.base) is AttrRef and x.base.lname in ("my", "target"):
-            (mine if x.base.lname == "my" else target).add(x.lname)
+        if type(x) is Select and type(x.base) is AttrRef and (x.base.lname in _MINE or x.base.lname in _OTHER):
+            (mine if x.base.lname in _MINE else target).add(x.lname)
             continue
         todo.extend(_children(x))
-    mine.discard("my")
-    mine.discard("target")
+    mine -= _MINE | _OTHER
     return frozenset(mine), frozenset(target)
 
 

@@ -78,27 +78,27 @@ class RelTime:
     def __repr__(self) -> str:
         return f"RelTime({self.seconds!r})"
 
-    def text(self) -> str:
-        """HTCondor's [-][D+][HH:][MM:]SS[.fff] form: leading zero fields are left out."""
-        secs = self.seconds
+    def text(self, fraction: bool = False) -> str:
+        """HTCondor's [-][D+][HH:][MM:]SS[.fff] form: leading zero fields are left out.  A value
+        prints whole seconds (HTCondor reads a relTime value's seconds as an integer to print
+        it); ``fraction`` keeps the fraction, as a relTime literal prints."""
+        secs = self.seconds if fraction else int(self.seconds)
         sign = "-" if secs < 0 else ""
         secs = abs(secs)
         whole = int(secs)
-        frac = secs - whole
+        frac = secs - math.floor(secs)
         days, rest = divmod(whole, 86400)
         hours, rest = divmod(rest, 3600)
         mins, s = divmod(rest, 60)
+        # whole seconds print as %02d; with a fraction HTCondor prints them with %02g
+        sec = f"{s:02d}" if not frac else format(s + frac, "02g")
         if days:
-            out = f"{sign}{days}+{hours:02d}:{mins:02d}:{s:02d}"
-        elif hours:
-            out = f"{sign}{hours:02d}:{mins:02d}:{s:02d}"
-        elif mins:
-            out = f"{sign}{mins:02d}:{s:02d}"
-        else:
-            out = f"{sign}{s:02d}"
-        if frac:
-            out += f"{frac:.3f}"[1:]
-        return out
+            return f"{sign}{days}+{hours:02d}:{mins:02d}:{sec}"
+        if hours:
+            return f"{sign}{hours:02d}:{mins:02d}:{sec}"
+        if mins:
+            return f"{sign}{mins:02d}:{sec}"
+        return f"{sign}{sec}"
 
 
 class AbsTime:
@@ -121,14 +121,27 @@ class AbsTime:
 
     def text(self) -> str:
         """ISO 8601 with the zone offset, as HTCondor prints absTime values."""
-        import datetime as _dt
-
-        tz = _dt.timezone(_dt.timedelta(seconds=self.offset))
-        when = _dt.datetime.fromtimestamp(int(self.epoch), tz)
+        secs = int(self.epoch) + self.offset
+        days, rest = divmod(secs, 86400)
+        y, m, d = civil_from_days(days)
         off = self.offset
         sign = "-" if off <= 0 else "+"  # HTCondor prints UTC as -00:00
         off = abs(off)
-        return when.strftime("%Y-%m-%dT%H:%M:%S") + f"{sign}{off // 3600:02d}:{off % 3600 // 60:02d}"
+        return (f"{y}-{m:02d}-{d:02d}T{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+                f"{sign}{off // 3600:02d}:{off % 3600 // 60:02d}")
+
+
+def civil_from_days(days: int) -> tuple[int, int, int]:
+    """Year, month, day of a day count since 1970-01-01 (proleptic Gregorian, any year)."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (m <= 2), m, d
 
 
 def wrap64(n: int) -> int:
@@ -157,6 +170,20 @@ _ESC = {
 }
 
 
+def utf8_bytes(s: str) -> bytes:
+    """The bytes a string stands for: text read from octal escapes that are not UTF-8 is held as
+    lone surrogates (Python's surrogateescape), which give back their byte."""
+    try:
+        return s.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogatepass")
+
+
+def from_utf8_bytes(b: bytes) -> str:
+    """The string holding bytes ``b`` (bytes that are not UTF-8 kept as lone surrogates)."""
+    return b.decode("utf-8", "surrogateescape")
+
+
 def quote_string(s: str, q: str = '"') -> str:
     """Quote a string the way HTCondor's unparser does (C escapes, other bytes as octal)."""
     if s.isascii() and s.isprintable() and "\\" not in s and q not in s:
@@ -171,7 +198,7 @@ def quote_string(s: str, q: str = '"') -> str:
         elif " " <= ch < "\x7f":
             out.append(ch)
         else:
-            for b in ch.encode("utf-8", "surrogatepass"):
+            for b in utf8_bytes(ch):
                 out.append(f"\\{b:03o}")
     out.append(q)
     return "".join(out)
@@ -210,6 +237,22 @@ def format_real_old(x: float) -> str:
     return s
 
 
+_LIST_SOURCES: dict[int, tuple[list[Any], list[Any], Any]] = {}
+_LIST_SOURCES_MAX = 1024
+
+
+def remember_list_source(v: list[Any], items: Any) -> list[Any]:
+    """Note that list value ``v`` was evaluated from the element expressions ``items``, so that it
+    prints as written (``{1 + 1, x}`` prints ``{ 1 + 1,x }``), as HTCondor prints a list, whose
+    elements it keeps as expressions.  Bounded: the oldest notes go first, and a list that no
+    longer holds the values it was noted with (a caller changed it) prints its values."""
+    if len(_LIST_SOURCES) >= _LIST_SOURCES_MAX:
+        for k in list(_LIST_SOURCES)[: _LIST_SOURCES_MAX // 2]:
+            del _LIST_SOURCES[k]
+    _LIST_SOURCES[id(v)] = (v, list(v), items)
+    return v
+
+
 def unparse_value(v: Value, old: bool = False) -> str:
     """Print an evaluated value as ClassAd text."""
     t = type(v)
@@ -228,6 +271,9 @@ def unparse_value(v: Value, old: bool = False) -> str:
     if t is list:
         if not v:
             return "{  }"
+        source = _LIST_SOURCES.get(id(v))
+        if source is not None and source[0] is v and source[1] == v:
+            return "{ " + ",".join(e.unparse(old) for e in source[2]) + " }"
         return "{ " + ",".join(unparse_value(x, old) for x in v) + " }"
     if t is AbsTime:
         return f'absTime("{v.text()}")'

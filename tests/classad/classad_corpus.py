@@ -139,7 +139,8 @@ UNPARSE_ONLY = [
 
 # (text, expected to be a syntax error)
 BAD = [
-    ".a", ". MY",
+    ".", "x.", ".true", ". 1", 'absTime("2003-09-03T10:00:00123")', 'absTime("abc")',
+    'relTime("1:2:3:4")', 'relTime("5.")', 'relTime("1 2")', 'absTime("1969-12-31T23:59:59")',
     "1 ?: - 0", "1 ?: !0", "undefined ?: - 1", "{} ?: - 0",
     'absTime("bogus")', 'relTime("bogus")', 'RELTIME("1:2:3:4")',
     "", "1 +", "(1", "1)", "{1,", "[a=1", "a = b", "1 2", "0x10", "010", "1.", "a.(b)", "[ a = 1 b = 2 ]",
@@ -393,4 +394,81 @@ LIBRARY_MORE += [
     for a in ("0", "undefined", '"a"', '"A"', "1.5", "true")
     for b in ("undefined", '"a"', '"b,a"', "0")
     for c in ("", ", undefined", ', ","', ", 1")
+]
+
+# The gaps closed later: scopes as values and the scope names HTCondor resolves (MY, SELF,
+# PARENT, TARGET, OTHER, AD, absolute references), lenient time text, splitTime, ceil, byte
+# counting in strings, split()'s separators, pow of strings and booleans, octal escapes.
+SCOPES = [
+    "size(MY)", "size(TARGET)", "MY.MY.Memory", "TARGET.TARGET.Memory", "TARGET.MY.Owner",
+    "MY.TARGET.Owner", "isClassAd(MY)", "isClassAd(TARGET)", "Nested.MY.a", "Nested.MY.Memory",
+    "Nested.PARENT.Cpus", "Nested.parent.Nested.c", "SELF.Cpus", "size(SELF)", "Nested.SELF.b",
+    "other.Owner", "OTHER.Prio", "Nested.other.Owner", "other.other.Cpus", "ad.Cpus", "TARGET.ad.Owner",
+    "[ q = MY.Cpus ].q", "[ q = MY ].q.Cpus", "[ q = PARENT.Cpus ].q", "[ Cpus = 9; q = MY.Cpus ].q",
+    "[ Cpus = 9; q = SELF.Cpus ].q", "[ Cpus = 9; q = self ].q.Cpus", "[ z = TARGET.Owner ].z",
+    "TARGET.missing", "MY.missing", ".Memory", ".Nested.a", ". Memory", ".'Memory'", "Nested.'PARENT'.Cpus",
+    "CurrentTime > 0", "PARENT.Cpus", "TARGET.Ref", "other.Ref", "TARGET.Requirements",
+    "evalInEachContext(MY.Memory, {[Memory=5]})", "evalInEachContext(Memory, {[Memory=5]})",
+]
+TIME_TEXT = [
+    'absTime("1970-01-01T:00:00:01Z")', 'absTime("2003-09-03T")', 'absTime("2003-09-03T10:00:00-06:00")',
+    'absTime("2003-09-03T10:00:00+0130")', 'absTime("20030903T100000Z")', 'absTime("2003")',
+    'absTime("2003-13-40")', 'absTime("2003-09-03 10:11")', 'absTime("  2003-09-03 10:11  ")',
+    'absTime("x2003y09z03")', 'absTime("1969-12-31T23:59:58")', 'absTime("0000-01-01")', 'absTime("2003-02-29")',
+    'absTime("-2003")', 'absTime("2003-09-03T10:00:00z")', 'absTime("9999-12-31T23:59:59+14:00")',
+    'relTime("")', 'relTime("1d2h")', 'relTime("1d 2h 3m 4s")', 'relTime("  -1+00:00:01 ")', 'relTime("- 5")',
+    'relTime("5m")', 'relTime(".5")', 'relTime("1+")', 'relTime("1:")', 'relTime("+5")', 'relTime("1h30")',
+    'relTime("1.5")', 'relTime("0.25")', 'relTime("1:00:12.345678")', 'relTime("-1+00:00:01.5")',
+    'relTime("61.5")', 'relTime(1.5)', 'relTime(-0.5)', 'relTime(2.75)', 'relTime(absTime(5))',
+    'absTime(5, 1.5)', 'absTime(5, relTime(60))', 'absTime(relTime(5))', 'absTime(relTime(5), 60)',
+    'absTime(undefined, "x")', 'absTime(undefined, 5)', 'absTime(5, undefined)', 'absTime(absTime(5), 60)',
+    'absTime(0)', 'absTime(-1)', 'absTime(true)',
+    'interval(1.5)', 'interval(-1.5)', 'interval(true)', 'interval("5")', 'interval(" 90.5x")',
+    'interval("x")', 'interval(relTime(5))', 'interval(absTime(5))', 'interval(1e10)', 'interval(2147483648)',
+    'interval(9223372036854775807)', 'interval(-9223372036854775808)', 'interval(1e30)', 'interval(-86401)',
+    'formatTime(1.5)', 'formatTime(1.5, "%H")', 'formatTime(splitTime(0), "%Y")', 'formatTime(1e30)',
+    'formatTime(absTime("2003-09-03T10:00:00+02:00"), "%c %z %Z")', 'formatTime(0, "%z %Z")',
+    'formatTime([Year=2001; Month=2; Day=3], "%Y-%m-%d %j %a")', 'formatTime(0, "%")', 'formatTime(0, "%Q")',
+    'formatTime(0, "%e|%j|%U|%w|%y|%p|%I|%D|%T|%F|%G|%V|%u|%n|%t|%h|%C|%g|%k|%l|%P|%r|%R|%x|%X")',
+    'formatTime(relTime(3))', 'formatTime("x")', 'formatTime(true)', 'formatTime(-1)',
+    'splitTime(3600)', 'splitTime(absTime(0))', 'splitTime(relTime(-5))', 'splitTime(relTime(-3605))',
+    'splitTime(relTime(90061))', 'splitTime(-90.5)', 'splitTime("x")', 'splitTime(undefined)',
+    'splitTime([a=1])', 'splitTime(absTime("2003-09-03T10:00:00+02:00"))', 'splitTime(1e30)',
+    'splitTime(absTime(5)).Year', 'splitTime(relTime(3725)).Minutes', 'SPLITTIME(0).Type',
+]
+STRINGS_MORE = [
+    'ceil(1.5)', 'ceil("2.5")', 'ceil(true)', 'CEIL(-0.5)', 'ceil(-2.5)', 'ceil(undefined)', 'ceil("x")',
+    'size("\303\251")', 'substr("h\303\251llo", 1, 2)', 'substr("h\303\251llo", 1)',
+    'substr("h\303\251llo", -3)', 'substr("h\303\251llo", 2, 1)', '"\377"', 'size("\377")', '"a\303\251b"',
+    '"\0101"', '"\1"', 'strcat("\377", "x")', 'toUpper("\303\251a")',
+    'split("a\tb\nc")', 'split("a, b,c ,d")', 'split("a ,b")', 'split("a,,b")', 'split(",,a,,")',
+    'split("  ")', 'split("")', 'split("a;;b ;c", ";")', 'split("a;;b ;c", "; ")', 'split(" a  b ")', 'split(Csv)',
+    'pow("2", 3)', 'pow(true, 3)', 'pow(2, "3")', 'pow(2, "x")', 'pow(undefined, 2)', 'pow(2, undefined)',
+    'pow(error, 2)', 'pow(2, -1)', 'pow(true, true)', 'pow(relTime(5), 2)', 'pow(absTime(2), 2)',
+    'pow(" 2.5e1xyz", 1)', 'pow({1}, 2)', 'pow(2.0, 3)', 'pow(4, 0.5)',
+    'quantize(!true, -1)', 'quantize(-0.5, 1)', 'quantize(0.5, -1)', 'quantize(false, -1)',
+    'quantize(2, {1, 2, "A"})', 'quantize("3", 2)', 'quantize(3, "2")', 'quantize(3, {})',
+    'quantize(3, {1, 2.0})', 'quantize(3, {"A", 5})', 'quantize(3, {true})', 'quantize(0.5, true)',
+    'quantize(1, {undefined})', 'quantize(5, 0.0)', 'quantize(5, 1e-9)', 'quantize(relTime(5), 2)',
+    'quantize(3, {1, "2x"})',
+]
+TIME_FIELDS = [
+    'getYear(absTime("2003-09-03T10:11:12"))', 'getMonth(absTime("2003-09-03T10:11:12"))',
+    'getDayOfYear(absTime("2003-09-03T10:11:12"))', 'getDayOfMonth(absTime("2003-09-03T10:11:12"))',
+    'getDayOfWeek(absTime("2003-09-03T10:11:12"))', 'getHours(absTime("2003-09-03T10:11:12"))',
+    'getMinutes(absTime("2003-09-03T10:11:12"))', 'getSeconds(absTime("2003-09-03T10:11:12"))',
+    'getDays(absTime("2003-09-03T10:11:12"))', 'getHours(relTime(-3725))', 'getSeconds(relTime(-3725))',
+    'getDays(relTime(-90000))', 'getMinutes(relTime(3725))', 'getYear(relTime(5))', 'getYear(5)', 'getYear()',
+    'currentTime() > absTime(0)', 'dayTime() >= relTime(0)', 'timeZoneOffset()',
+]
+LISTS_AS_WRITTEN = [
+    '{1+1, Memory}', 'string({1 + 1})', 'strcmp({1}, {a})', 'toUpper({- 0})', '{ {1+1}, 2 }',
+    'ifThenElse(true, {1+1}, 0)', '{ relTime("1:00") }', 'strcat({Memory})', '{1+1}[0]', 'size({1+1, 2})',
+    '{[a=1+1]}.a', 'List', 'strcat(List)', '{ x, "a" "b" }', '{ -1, - 1, +1 }', '{ 1.5, 2.0e3 }',
+]
+RELTIME_FRACTIONS = [
+    'relTime(1.5) + relTime(1.5)', 'relTime(1.5) * 2', 'relTime(5) * 1.5', 'relTime(5) / 2', 'real(relTime(1.5))',
+    'int(relTime(1.5))', 'relTime(1.5) == relTime(1)', 'interval(relTime(1.5))', 'splitTime(relTime(90061.5))',
+    'absTime(0) + relTime(1.5) + relTime(1.5)', 'relTime(1.5) + absTime(0)', 'absTime(10) - relTime(1.5)',
+    'absTime(10) + relTime(-1.5)', 'relTime(relTime(1.5) * 2)', 'bool(relTime(0.5))', 'floor(relTime(1.5))',
 ]

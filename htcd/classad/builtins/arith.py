@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from .. import ops
 from ..registry import STRICT, Strict, strict
-from ..values import ERROR, INT_MIN, UNDEFINED, Value
-from .convert import real_to_int, strtod
+from ..values import ERROR, INT_MIN, UNDEFINED, AbsTime, RelTime, Value
+from .convert import real_to_int, strtod, to_real
 
 
 def _rounding(op: Callable[[float], float]) -> Strict:
@@ -26,6 +26,8 @@ def _rounding(op: Callable[[float], float]) -> Strict:
             if x is None:
                 return ERROR
             v = x
+        elif t is AbsTime or t is RelTime:  # whole seconds, as HTCondor converts times
+            v = float(to_real(v) or 0.0)
         elif t is not float:
             return ERROR
         r = op(v)
@@ -34,7 +36,7 @@ def _rounding(op: Callable[[float], float]) -> Strict:
 
 
 STRICT["floor"] = _rounding(math.floor)
-STRICT["ceiling"] = _rounding(math.ceil)
+STRICT["ceiling"] = STRICT["ceil"] = _rounding(math.ceil)
 STRICT["round"] = _rounding(lambda x: x if x != x or x in (math.inf, -math.inf) else float(round(x)))
 
 
@@ -43,14 +45,7 @@ def _pow(a: list[Value]) -> object:
     if len(a) != 2:
         return ERROR
     b, e = a
-    if type(b) is bool:
-        b = int(b)
-    if type(e) is bool:
-        e = int(e)
-    tb, te = type(b), type(e)
-    if tb not in (int, float) or te not in (int, float):
-        return ERROR
-    if tb is int and te is int and e >= 0:
+    if type(b) is int and type(e) is int and e >= 0:
         if b in (0, 1):
             return b if e else 1
         if b == -1:
@@ -59,8 +54,11 @@ def _pow(a: list[Value]) -> object:
             return INT_MIN
         r = b ** e
         return r if -(1 << 63) <= r < (1 << 63) else INT_MIN
+    b, e = to_real(b), to_real(e)
+    if b is None or e is None:
+        return ERROR
     try:
-        return math.pow(float(b), float(e))
+        return math.pow(b, e)
     except OverflowError:
         return math.inf
     except ValueError:
@@ -147,49 +145,61 @@ def _avg(a: list[Value]) -> object:
     return float(total) / n
 
 
-def _quantize_one(x: int | float, q: int | float, raw: Value) -> object:
-    if q == 0:
-        return raw  # the first argument as given (HTCondor: quantize(true, 0) is true)
-    if type(x) is int and type(q) is int:
-        n = x + q - 1
-        d = abs(n) // abs(q)
-        if (n < 0) != (q < 0):
-            d = -d
-        return ops.arith("*", d, q)
-    r = math.ceil(float(x) / float(q)) * float(q)
-    return float(r)
+def _quantize_one(x: float, base: Value, raw: Value) -> object:
+    """``raw`` (real value ``x``) rounded up to a multiple of ``base``, as HTCondor does it: an
+    integer base keeps an integer argument integral; a zero base (within 1e-8 for a real one)
+    gives the argument back as it is."""
+    if type(base) is int:
+        if base == 0:
+            return raw
+        if type(raw) is int:
+            n = raw + base - 1
+            d = abs(n) // abs(base)
+            if (n < 0) != (base < 0):
+                d = -d
+            return ops.arith("*", d, base)
+        return c_ceil(x / base) * base
+    q = to_real(base)
+    if q is None:
+        return ERROR
+    if -1e-8 <= q <= 1e-8:
+        return raw
+    return c_ceil(x / q) * q
 
 
-def _quantize_number(v: Value) -> int | float | None:
-    """quantize's view of an argument: a number, or a boolean as the real 1.0 / 0.0 (as
-    HTCondor's ``quantize(true, 1)`` is ``1.0``); None for anything else."""
-    return float(v) if type(v) is bool else ops.as_number(v)
+def c_ceil(x: float) -> float:
+    """C's ceil(): a real, keeping the sign of a zero result (``ceil(-0.5)`` is -0.0), so that
+    ``quantize(false, -1)`` is 0.0 as in HTCondor, not -0.0."""
+    if x != x or x in (math.inf, -math.inf):
+        return x
+    return math.copysign(float(math.ceil(x)), x)
 
 
 @strict("quantize")
 def _quantize(a: list[Value]) -> object:
+    """quantize(x, base): x rounded up to a multiple of base; over a list of bases, the first
+    one at least x (returned as it is), else multiples of the last.  Arguments convert to reals
+    as HTCondor converts them (strings by their leading number, booleans as 1.0 / 0.0); list
+    elements after the one chosen are not looked at."""
     if len(a) != 2:
         return ERROR
-    x, q = _quantize_number(a[0]), a[1]
+    raw, base = a
+    x = to_real(raw)
     if x is None:
         return ERROR
-    if type(q) is list:
-        nums = []
-        for v in q:
-            n = _quantize_number(v)
-            if n is None:
+    if type(base) is list:
+        last: Value = 0.0  # an empty list: no quantizing
+        for v in base:
+            r = to_real(v)
+            if r is None:
                 return ERROR
-            nums.append((n, v))
-        if not nums:
-            return a[0]
-        for n, v in nums:
-            if n >= x:
-                return v  # the list's element itself, as HTCondor returns it (true stays true)
-        return _quantize_one(x, nums[-1][0], a[0])
-    q = _quantize_number(q)
-    if q is None:
+            if r >= x:
+                return v
+            last = v
+        base = last
+    elif to_real(base) is None:
         return ERROR
-    return _quantize_one(x, q, a[0])
+    return _quantize_one(x, base, raw)
 
 
 @strict("random")

@@ -63,6 +63,21 @@ def strtod(s: str) -> float | None:
     return float(t)
 
 
+def to_real(v: Value) -> float | None:
+    """HTCondor's conversion of an argument to a real (pow, quantize): numbers, booleans as
+    1.0 / 0.0, a string's leading number (C strtod), times as seconds; None for anything else."""
+    t = type(v)
+    if t is float or t is int or t is bool:
+        return float(v)
+    if t is str:
+        return strtod(v)
+    if t is AbsTime:
+        return float(int(v.epoch))
+    if t is RelTime:
+        return float(int(v.seconds))  # whole seconds, as HTCondor reads a relTime here
+    return None
+
+
 def real_to_int(x: float) -> int:
     """C's double->int64 cast as HTCondor sees it: out of range or NaN gives INT64_MIN."""
     if x != x or not -9.223372036854775808e18 <= x < 9.223372036854775808e18:
@@ -115,7 +130,7 @@ def _convert(a: list[Value], cast: Callable[[Any], object], keep: type) -> objec
     if t is AbsTime:
         return cast(v.epoch)
     if t is RelTime:
-        return cast(v.seconds)
+        return cast(int(v.seconds))  # whole seconds, as HTCondor reads a relTime
     return UNDEFINED if v is UNDEFINED else ERROR
 
 
@@ -143,6 +158,8 @@ def _bool(a: list[Value]) -> object:
         if low == "false":
             return False
         return UNDEFINED
+    if t is RelTime:
+        return int(v.seconds) != 0
     return ops.to_bool3(v)
 
 

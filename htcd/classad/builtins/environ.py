@@ -126,6 +126,6 @@ def _user_map(a: list[Value]) -> object:
     one is given, else UNDEFINED (what HTCondor answers with no map configured)."""
     if not 2 <= len(a) <= 4:
         return ERROR
-    if len(a) == 4 and type(a[3]) is str and type(a[1]) is str:
-        return a[3]
-    return UNDEFINED
+    if (type(a[0]) is not str or type(a[1]) is not str) and (a[0] is ERROR or a[1] is ERROR):
+        return ERROR
+    return a[3] if len(a) == 4 else UNDEFINED

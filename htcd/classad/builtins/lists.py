@@ -13,11 +13,9 @@ def _member(a: list[Value]) -> object:
     if len(a) != 2:
         return ERROR
     x, lst = a
-    if x is ERROR or lst is ERROR:
-        return ERROR
-    if x is UNDEFINED or lst is UNDEFINED:
+    if x is UNDEFINED or lst is UNDEFINED:  # before any ERROR, in HTCondor's order
         return UNDEFINED
-    if type(lst) is not list or type(x) is list or is_ad(x):
+    if type(lst) is not list or type(x) is list or is_ad(x) or x is ERROR:
         return ERROR
     return any(ops.compare("==", x, v) is True for v in lst)
 
@@ -31,7 +29,7 @@ def _identical_member(a: list[Value]) -> object:
     x, lst = a
     if lst is UNDEFINED:
         return UNDEFINED
-    if type(lst) is not list:
+    if type(lst) is not list or type(x) is list or is_ad(x):
         return ERROR
     return any(ops.identical(x, v) is True for v in lst)
 

@@ -13,7 +13,7 @@ from ..parser import ClassAdSyntaxError
 from ..registry import lazy, strict, tree_compiler
 from ..runtime import Ctx, Fn
 from ..values import ERROR, UNDEFINED, Value
-from .convert import is_ad
+from .convert import is_ad, to_string
 from .regex import compile_regex, subject_ok
 
 # ---------------------------------------------------------------- lazy
@@ -38,8 +38,10 @@ def _eval(fns: list[Fn], s: Any, c: Ctx) -> object:
     t = type(v)
     if t is int or t is float or t is bool:
         return v
-    if t is not str:
-        return ERROR
+    if t is not str:  # a list, an ad or a time: its text, parsed again, as HTCondor does
+        v = to_string(v)
+        if type(v) is not str:
+            return ERROR
     try:
         tree = parse_expr(v)
     except ClassAdSyntaxError:
@@ -85,7 +87,11 @@ def _compile_in_contexts(count: bool, fns: list[Fn], args: Sequence[Expr]) -> Fn
     if len(fns) != 2:
         return lambda s, c: ERROR
     expr_fn, list_fn = fns
-    name = args[0].lname if type(args[0]) is AttrRef else None
+    a0 = args[0]
+    name = a0.lname if type(a0) is AttrRef else None
+    scoped = None  # "my" or "target" for MY.name / TARGET.name, which stand for their expression too
+    if type(a0) is Select and type(a0.base) is AttrRef and a0.base.lname in ("my", "target"):
+        name, scoped = a0.lname, a0.base.lname
 
     def fn(s: Any, c: Any) -> object:
         lst = list_fn(s, c)
@@ -96,11 +102,11 @@ def _compile_in_contexts(count: bool, fns: list[Fn], args: Sequence[Expr]) -> Fn
         f = expr_fn
         if name is not None:
             e = None
-            scope = s
+            scope = c.target if scoped == "target" else s
             while scope is not None and e is None:
                 e = scope._attrs.get(name)
                 scope = scope._parent
-            if e is None and c.target is not None:
+            if e is None and c.target is not None and scoped is None:
                 e = c.target._attrs.get(name)
             if e is not None:
                 f = e.tree().compiled()

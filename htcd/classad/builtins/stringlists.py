@@ -29,25 +29,33 @@ def split_list(s: str, delims: str = " ,") -> list[str]:
     return [x for x in out if x]
 
 
-def split_tokens(s: str, delims: str = " ,") -> list[str]:
-    """split(): items between delimiters; an empty item survives only between two non-space
-    delimiters, and whitespace is trimmed only when it is itself a delimiter."""
+SPLIT_SEPARATORS = ", \t"
+"""split()'s default separators: comma, space and tab (not newline), as in HTCondor."""
+
+_C_SPACE = frozenset(" \t\n\v\f\r")
+
+
+def split_tokens(s: str, delims: str = SPLIT_SEPARATORS) -> list[str]:
+    """split(), as HTCondor's: the text between separators, empty pieces dropped, except that a
+    non-space separator met again right after the last non-space separator (with only
+    separators between) yields an empty item: ``"a,,b"`` gives three items, ``"a, b"`` two.
+    The last non-space separator is remembered across items, so ``"a, b,c ,d"`` has an empty
+    item before ``d`` while ``"a ,b"`` has none; that is HTCondor's result and htcd keeps it."""
     out: list[str] = []
-    cur: list[str] = []
-    prev_ws = True  # start of string behaves like a whitespace delimiter
-    for ch in s:
-        if ch in delims:
-            if cur:
-                out.append("".join(cur))
-            elif not prev_ws and not ch.isspace():
-                out.append("")
-            cur = []
-            prev_ws = ch.isspace() or (not out and not cur)
-        else:
-            cur.append(ch)
-            prev_ws = False
-    if cur:
-        out.append("".join(cur))
+    last = 0
+    prev = ""  # the last non-space separator seen
+    for ix, ch in enumerate(s):
+        if ch not in delims:
+            continue
+        if ix > last:
+            out.append(s[last:ix])
+        elif prev == ch and ch not in _C_SPACE:
+            out.append("")
+        if ch not in _C_SPACE:
+            prev = ch
+        last = ix + 1
+    if len(s) > last:
+        out.append(s[last:])
     return out
 
 
@@ -88,7 +96,7 @@ def _split(a: list[Value]) -> object:
     bad = string_args(a, 1)
     if bad is not None:
         return bad
-    return split_tokens(a[0], a[1] if len(a) == 2 else " ,")
+    return split_tokens(a[0], a[1] if len(a) == 2 else SPLIT_SEPARATORS)
 
 
 @strict("join")
@@ -205,10 +213,14 @@ def _sl_subset(fold: bool) -> Strict:
         sub, sup = a[0], a[1]
         if sub is UNDEFINED:
             return UNDEFINED if sup is UNDEFINED else True
+        if sub == "":  # the empty string is a subset of anything
+            return True
         delims = a[2] if len(a) == 3 and a[2] is not UNDEFINED else " ,"
         items = split_list(sub, delims)
+        if not items:  # text of separators only: HTCondor finds no item to match, so false
+            return False
         if sup is UNDEFINED:
-            return not items
+            return False
         pool = split_list(sup, delims)
         if fold:
             items, pool = [ops.ascii_lower(x) for x in items], [ops.ascii_lower(x) for x in pool]

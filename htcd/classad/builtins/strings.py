@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .. import ops
 from ..registry import STRICT, Strict, strict
-from ..values import ERROR, UNDEFINED, Value
+from ..values import ERROR, UNDEFINED, Value, from_utf8_bytes, utf8_bytes
 from .convert import is_ad, to_string
 
 # ---------------------------------------------------------------- strings
@@ -33,18 +34,26 @@ def _substr(a: list[Value]) -> object:
         return ERROR
     if type(s) is not str or any(type(v) is not int for v in a[1:]):
         return ERROR
+    raw = None if s.isascii() else utf8_bytes(s)  # offsets count bytes, as in HTCondor
+    if raw is not None:
+        return from_utf8_bytes(_cut(raw, a))
+    return _cut(s, a)
+
+
+def _cut(s: Any, a: list[Value]) -> Any:
+    """substr's slice of ``s`` (a str or bytes) with HTCondor's offset and length rules."""
     n = len(s)
     off = a[1]
     if off < 0:
         off = max(n + off, 0)
     if off > n:
-        return ""
+        return s[:0]
     if len(a) == 3:
         ln = a[2]
         end = off + ln if ln >= 0 else n + ln
         end = min(end, n)
         if end <= off:
-            return ""
+            return s[:0]
         return s[off:end]
     return s[off:]
 
@@ -55,7 +64,9 @@ def _size(a: list[Value]) -> object:
         return ERROR
     v = a[0]
     t = type(v)
-    if t is str or t is list:
+    if t is str:
+        return len(v) if v.isascii() else len(utf8_bytes(v))  # bytes, as HTCondor counts
+    if t is list:
         return len(v)
     if is_ad(v):
         return len(v._attrs)

@@ -10,46 +10,55 @@ from .convert import to_string
 
 # ---------------------------------------------------------------- versions
 
-_S_N, _S_I, _S_F, _S_Z = 0, 3, 6, 9
-_NEXT_STATE = (_S_N, _S_I, _S_Z, _S_N, _S_I, _S_I, _S_N, _S_F, _S_F, _S_N, _S_F, _S_Z)
-_CMP, _LEN = 2, 3
-# rows: state of the left string; columns: (left, right) character classes x/x x/d x/0 d/x d/d d/0 0/x 0/d 0/0
-_RESULT = (
-    _CMP, _CMP, _CMP, _CMP, _LEN, _CMP, _CMP, _CMP, _CMP,
-    _CMP, _LEN, _LEN, _LEN, _LEN, _LEN, _LEN, _LEN, _LEN,
-    _CMP, _CMP, _CMP, _CMP, _CMP, _CMP, _CMP, _CMP, _CMP,
-    _CMP, +1, +1, -1, _CMP, _CMP, -1, _CMP, _CMP,
-)
+def _isdigit(ch: int) -> bool:
+    return 48 <= ch <= 57
 
 
-def _digit_class(ch: int) -> int:
-    return (ch == 48) + (48 <= ch <= 57)
+def _char(ch: int) -> int:
+    """A byte as a C char (signed on the platforms HTCondor builds for)."""
+    return ch - 256 if ch > 127 else ch
 
 
 def versioncmp(left: str, right: str) -> int:
-    """Version order of two strings (strverscmp's state machine): digit runs compare as numbers,
-    leading zeroes as fractions.  Where a number decides, the result is the difference in digit
-    counts (or of the first differing digits), as HTCondor's library gives it."""
+    """HTCondor's natural order of two strings: equal up to the first difference; there, if that
+    difference sits in a run of digits on both sides, a run with more leading zeroes is smaller
+    (zeroes as a fraction, the result the difference in zero counts), then a longer run of digits
+    is larger (the result the difference in lengths); otherwise the two differing characters
+    decide (their difference, as C chars)."""
     a = left.encode("utf-8", "surrogateescape") + b"\0"
     b = right.encode("utf-8", "surrogateescape") + b"\0"
     i = 0
-    c1, c2 = a[0], b[0]
-    state = _S_N + _digit_class(c1)
-    while c1 == c2:
-        if c1 == 0:
-            return 0
-        state = _NEXT_STATE[state]
+    while a[i] and a[i] == b[i]:
         i += 1
-        c1, c2 = a[i], b[i]
-        state += _digit_class(c1)
-    kind = _RESULT[state * 3 + _digit_class(c2)]
-    if kind == _CMP:
-        return c1 - c2
-    if kind == _LEN:
-        n1 = len(a) - i - len(a[i:].lstrip(b"0123456789"))
-        n2 = len(b) - i - len(b[i:].lstrip(b"0123456789"))
-        return n1 - n2 if n1 != n2 else c1 - c2
-    return kind
+    if a[i] == b[i]:
+        return 0
+    diff = _char(a[i]) - _char(b[i])
+    n = i  # where the run of digits holding the difference begins (the same in both)
+    while n > 0 and _isdigit(a[n - 1]):
+        n -= 1
+    if n == i and (not _isdigit(a[i]) or not _isdigit(b[i])):
+        return diff
+    z1 = n
+    while a[z1] == 48:
+        z1 += 1
+    z2 = n
+    while b[z2] == 48:
+        z2 += 1
+    if z1 > n and not _isdigit(a[z1]):
+        z1 -= 1
+    if z2 > n and not _isdigit(b[z2]):
+        z2 -= 1
+    if z1 != z2:
+        return z2 - z1
+    if z1 > n:
+        return diff
+    e1 = z1
+    while _isdigit(a[e1]):
+        e1 += 1
+    e2 = z2
+    while _isdigit(b[e2]):
+        e2 += 1
+    return e1 - e2 if e1 != e2 else diff
 
 
 def _version_args(a: list[Value], n: int) -> object:
