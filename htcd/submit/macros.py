@@ -174,7 +174,8 @@ class Expander:
         if kind == "ENV":
             name, sep, default = body.partition(":")
             value = self.env.get(name.strip())
-            return value if value is not None else (default if sep else "")
+            # an unset variable without a default is the word UNDEFINED, as the manual says
+            return value if value is not None else (default if sep else "UNDEFINED")
         if kind in ("INT", "REAL"):
             name, _, fmt = body.partition(",")
             name = name.strip()
@@ -241,3 +242,22 @@ def expand_or_raise(expander: Expander, text: str, *, source: str, line: int) ->
         return expander.expand(text)
     except MacroError as err:
         raise SubmitError(str(err), source=source, line=line) from err
+
+
+#: Names given to a variable's earlier value when a later value refers to itself (``foo = x $(foo)``).
+PREVIOUS_PREFIX = "__previous"
+
+
+def _reference(name: str) -> re.Pattern[str]:
+    return re.compile(r"(\$(?:INT|REAL|CHOICE|SUBSTR|F[a-zA-Z]*|)\(\s*)" + re.escape(name) + r"(?=\s*[:,)])",
+                      re.IGNORECASE)
+
+
+def self_reference(name: str, value: str) -> bool:
+    """Whether ``value`` refers to the variable ``name`` (lower case) itself."""
+    return "$" in value and _reference(name).search(value) is not None
+
+
+def rename_reference(value: str, name: str, new: str) -> str:
+    """``value`` with its references to ``name`` pointing at ``new`` instead."""
+    return _reference(name).sub(lambda m: m.group(1) + new, value)

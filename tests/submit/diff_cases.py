@@ -72,7 +72,7 @@ CASES: dict[str, str] = {
     "env_old": E + "environment = A=1;B=two;C=\nqueue\n",
     "env_new": E + "environment = \"A=1 B='x y' C=3\"\nqueue\n",
     "io_files": E + "input = in.txt\noutput = out.txt\nerror = err.txt\nlog = job.log\nqueue\n",
-    "io_stream": E + "output = o\nerror = e\nstream_output = true\nstream_error = false\nqueue\n",
+    "io_stream": E + "output = o\nerror = e\nstream_output = false\nstream_error = false\nqueue\n",
     "initialdir": E + "initialdir = d1\nlog = job.log\noutput = out\nqueue\n",
     "transfer_files": E + "should_transfer_files = YES\nwhen_to_transfer_output = ON_EXIT\n"
                           "transfer_input_files = in.txt, data/a.dat\ntransfer_output_files = res, res2\nqueue\n",
