@@ -454,7 +454,8 @@ class Translator:
             if re.search(r'(?<!\\)"', value):
                 raise self.fail("arguments: a double quote in old-style arguments; write it \\\" or wrap the "
                                 'whole value in double quotes to use the new syntax', line)
-            self.ad["Args"] = quote(" ".join(value.replace('\\"', '"').split()))
+            # spaces and tabs separate old-syntax arguments (other control characters are kept)
+            self.ad["Args"] = quote(" ".join(w for w in re.split(r"[ \t\r\n]+", value.replace('\\"', '"')) if w))
 
     def _environment(self) -> None:
         merged: dict[str, str] = {}
@@ -504,7 +505,8 @@ class Translator:
         self.stf = value
         self.ad["ShouldTransferFiles"] = quote(value)
         stdin = self.first("input")
-        self.input_files: list[str] = [stdin[0]] if stdin and stdin[0] != "/dev/null" else []
+        sent = self.ad.get("TransferIn") != "false"  # transfer_input = false: the path is the execute point's
+        self.input_files: list[str] = [stdin[0]] if stdin and stdin[0] != "/dev/null" and sent else []
         wto = self.first("when_to_transfer_output")
         wto_text, wto_line = wto or ("ON_EXIT", None)
         wvalue = wto_text.upper()

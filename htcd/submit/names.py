@@ -34,6 +34,11 @@ _OTHER_SPELLINGS: tuple[tuple[str, ...], ...] = (
 )
 
 
+# Attribute names in condor_submit's keyword table that it does not read as commands (condor_submit
+# 24 ignores ``in = x``, ``TransferInput = x``...: checked against its own code by the oracle).
+_NOT_READ = frozenset({"in", "out", "err", "concurrencylimits", "transferinput", "transferoutput"})
+
+
 def _classes() -> dict[str, tuple[str, ...]]:
     parent: dict[str, str] = {}
 
@@ -51,7 +56,8 @@ def _classes() -> dict[str, tuple[str, ...]]:
         for other in group[1:]:
             union(group[0], other)
     for alias, command in ATTRIBUTE_ALIASES.items():
-        union(command, alias)
+        if alias not in _NOT_READ:
+            union(command, alias)
     members: dict[str, list[str]] = {}
     for name in list(parent):
         members.setdefault(find(name), []).append(name)
@@ -61,7 +67,7 @@ def _classes() -> dict[str, tuple[str, ...]]:
 _CLASS = _classes()
 
 #: Every name condor_submit reads as a command (lower case), patterns aside.
-CONDOR_NAMES: frozenset[str] = frozenset(MANUAL_COMMANDS | SUBMIT_KEYS | set(_CLASS))
+CONDOR_NAMES: frozenset[str] = frozenset((MANUAL_COMMANDS | SUBMIT_KEYS | set(_CLASS)) - _NOT_READ)
 
 
 @functools.lru_cache(maxsize=1024)

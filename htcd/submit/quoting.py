@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"})
+# ClassAd escapes; other control characters as octal, as HTCondor prints them (a raw \f or \v would
+# end a line of an old-format ad).
+_ESCAPES = str.maketrans({**{chr(c): f"\\{c:03o}" for c in range(32)}, "\\": "\\\\", '"': '\\"', "\n": "\\n",
+                          "\t": "\\t", "\r": "\\r", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\v": "\\v"})
 
 
 def quote(value: str) -> str:

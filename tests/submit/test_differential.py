@@ -39,7 +39,10 @@ IGNORED = {
 }
 # Per case: condor_submit hands max_materialize to the schedd's job factory instead of the
 # ads; htcd's schedd reads the limit from the cluster ad.
-CASE_IGNORED = {"max_materialize": {"JobMaterializeLimit"}}
+CASE_IGNORED = {"max_materialize": {"JobMaterializeLimit"},
+                # `env = A=1` (the Env attribute's own name): condor_submit writes the legacy Env/EnvDelim,
+                # htcd the Environment it writes for every old-syntax environment (docs/submit.md)
+                "alias_env_args": {"Env", "EnvDelim", "Environment"}}
 
 
 def _support_files(d: Path) -> None:

@@ -315,3 +315,9 @@ def test_fallback_expression_check_accepts() -> None:
     from htcd.submit.exprcheck import _fallback_check
 
     _fallback_check('(Machine == "x(") && (Memory > 5) || -1')
+
+
+def test_only_a_newline_ends_a_line(tmp_path: Path, exe: Path) -> None:
+    # HTCondor 24 keeps form feed, vertical tab and \x1c in the value: Args = "a\fb\vc\034d"
+    (ad,) = jobs("executable = run.sh\narguments = a\x0cb\x0bc\x1cd\nqueue\n", tmp_path)
+    assert ad["Args"] == '"a\\fb\\vc\\034d"'
