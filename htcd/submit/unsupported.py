@@ -72,6 +72,9 @@ REFUSED: dict[str, str] = {
                                      "transfer_container", "mount_under_scratch", "docker_override_entrypoint")},
     **{name: _NOOP for name in ("noop_job", "noop_job_exit_code", "noop_job_exit_signal")},
     "dagman_job_id": _DAGMAN,
+    "dag_node_name": _DAGMAN,
+    "output_directory": "htcd puts a job's output in its initial directory (use initialdir or "
+                        "transfer_output_remaps)",
     "interactive_executable": "htcd has no interactive jobs (condor_submit -interactive)",
     "interactive_args": "htcd has no interactive jobs (condor_submit -interactive)",
     "run_as_owner": "htcd runs every job as its owner (there is no other choice to make)",
@@ -94,6 +97,7 @@ REFUSED: dict[str, str] = {
 REFUSED_PATTERNS: tuple[tuple[str, str], ...] = (
     ("arc_*", _GRID), ("azure_*", _GRID), ("ec2_*", _GRID), ("gce_*", _GRID), ("cloud_label_*", _GRID),
     ("remote_*", _GRID), ("*_oauth_permissions", _CREDENTIALS), ("*_oauth_resource", _CREDENTIALS),
+    ("require_*", "htcd's execute points do not describe the properties of their custom resources"),
     ("*_container_port", _CONTAINER), ("*_hostport", _CONTAINER), ("transform_body_*", "htcd has no job transforms"),
 )
 
