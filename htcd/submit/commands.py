@@ -6,6 +6,7 @@ import fnmatch
 import math
 import os
 import re
+import signal
 import socket
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from htcd.submit.exprcheck import check_expr
 from htcd.submit.names import spellings
 from htcd.submit.predefined import default_arch, default_opsys
 from htcd.submit.quoting import is_new_syntax, join_canonical, parse_environment, quote, split_new_syntax
-from htcd.submit.unsupported import REFUSED_UNIVERSES, REFUSED_WHEN_TRUE
+from htcd.submit.unsupported import CONTAINER_URL, REFUSED_UNIVERSES, REFUSED_WHEN_TRUE
 
 UNIVERSES: dict[str, int] = {
     "vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11, "local": 12,
@@ -362,6 +363,9 @@ class Translator:
         self.container_clauses = ["TARGET.HasContainer"]
         if "://" in image:
             scheme = image.split("://", 1)[0].lower()
+            if scheme != "docker":
+                raise self.fail(f"container_image = {image}: htcd cannot honour this command: {CONTAINER_URL}",
+                                self.first("container_image")[1])  # type: ignore[index]  # it is set
             self.ad["ContainerImage"] = quote(image)
             self.ad["ContainerImageSource"] = quote(scheme)
             if scheme == "docker":
@@ -381,7 +385,9 @@ class Translator:
 
     def _iwd(self) -> None:
         got = self.first("initialdir", "initial_dir", "iwd")
-        iwd = os.path.normpath(os.path.join(self.ctx.submit_dir, got[0])) if got else self.ctx.submit_dir
+        iwd = full_path(self.ctx.submit_dir, got[0]) if got else self.ctx.submit_dir
+        if got is not None and not os.path.isdir(iwd) and not self._skip_filechecks():
+            raise self.fail(f"initialdir: no such directory: {iwd}", got[1])
         self.iwd = iwd
         self.ad["Iwd"] = quote(iwd)
 
@@ -411,7 +417,7 @@ class Translator:
             self.ad["TransferExecutable"] = "true" if b else "false"
         container = universe in ("docker", "container")
         # An executable that is not transferred names a path on the execution point: kept as written.
-        full = path if not transfer and not container else os.path.normpath(os.path.join(self.ctx.submit_dir, path))
+        full = path if not transfer and not container else full_path(self.ctx.submit_dir, path)
         self.ad["Cmd"] = quote(full)
         size = _kib(full)
         if size is None:
@@ -441,6 +447,11 @@ class Translator:
             return
         got = self.first("arguments", "args")
         if got is None:
+            # a value that expands to blanks still makes (empty) old-syntax arguments, as in condor_submit
+            raw = next((v for n in ("arguments", "args") for name in spellings(n) if (v := self.get(name))), None)
+            if raw is not None and raw[0]:
+                self.ad["Args"] = quote("")
+                return
             self.ad["Arguments"] = quote("")
             return
         value, line = got
@@ -491,7 +502,7 @@ class Translator:
                 self.ad[stream] = "false"  # stream_<x> = true is refused (htcd/submit/unsupported.py)
         log = self.first("log")
         if log is not None:
-            self.ad["UserLog"] = quote(os.path.normpath(os.path.join(self.iwd, log[0])))
+            self.ad["UserLog"] = quote(full_path(self.iwd, log[0]))
 
     def _transfer(self) -> None:
         stf_text, stf_line = self.first("should_transfer_files") or ("IF_NEEDED", None)
@@ -518,6 +529,8 @@ class Translator:
                             wto[1] if wto else None)
         if value != "NO":
             self.ad["WhenToTransferOutput"] = quote(wvalue)
+        elif (tif := self.first("transfer_input_files")) is not None:
+            raise self.fail("transfer_input_files needs should_transfer_files = YES or IF_NEEDED, not NO", tif[1])
         if value != "YES":  # only needed when a shared filesystem may stand in for transfer
             fsd = self.ctx.config_get("FILESYSTEM_DOMAIN") or socket.getfqdn()
             self.ad["FileSystemDomain"] = quote(fsd)
@@ -540,6 +553,7 @@ class Translator:
         # DiskUsage: the executable plus every input file, each rounded up to a KiB.
         disk = self.exe_kib + sum(_kib(os.path.join(self.iwd, f)) or 0 for f in self.input_files)
         self.ad["DiskUsage"] = str(disk)
+        self.ad["TransferInputSizeMB"] = str(disk // 1024)
         # The user's own estimates (KiB, or K/M/G/T): what the default requests are computed from.
         for command, attr in (("image_size", "ImageSize"), ("disk_usage", "DiskUsage")):
             got = self.first(command)
@@ -666,7 +680,7 @@ class Translator:
             self.ad["LeaveJobInQueue"] = self.expr("LeaveJobInQueue", got[0], got[1])
         got = self.first("kill_sig")
         if got is not None:
-            self.ad["KillSig"] = quote(got[0])
+            self.ad["KillSig"] = quote(signal_name(got[0], self.fail, got[1]))
         got = self.first("job_ad_information_attrs")
         if got is not None:
             self.ad["JobAdInformationAttrs"] = quote(got[0])
@@ -719,7 +733,7 @@ class Translator:
             clauses.append(plugin_universe_clause(universe))
         if universe == "container":
             clauses.extend(c for c in self.container_clauses if not _mentions(user, c.split(".")[1]))
-        elif universe != "docker" and not _mentions(user, "OpSys"):
+        elif universe != "docker" and not _mentions(user, r"OpSys\w*"):  # OpSysAndVer, OpSysName... too
             clauses.append(f'(TARGET.OpSys == "{default_opsys(self.ctx.config_get)}")')
         # As condor_submit: Disk and Memory are checked against the request whatever the user wrote,
         # unless the request is a number too small to matter (Disk 0, Memory 1 MiB or less); Cpus
@@ -744,6 +758,21 @@ class Translator:
                 clauses.append("(TARGET.FileSystemDomain == MY.FileSystemDomain)")
         clauses.extend(jobpolicy.deferral(self))
         self.ad["Requirements"] = " && ".join(clauses)
+
+
+def signal_name(value: str, fail: Callable[[str, int | None], SubmitError], line: int | None) -> str:
+    """``SIGQUIT`` for ``3``, ``quit`` or ``sigquit``, as condor_submit names a signal; unknown is an error."""
+    text = value.strip().upper()
+    try:
+        sig = signal.Signals(int(text)) if text.isdigit() else signal.Signals[text if text.startswith("SIG") else "SIG" + text]
+    except (ValueError, KeyError):
+        raise fail(f"kill_sig: invalid signal {value!r}", line) from None
+    return sig.name
+
+
+def full_path(base: str, path: str) -> str:
+    """``path`` against ``base`` as condor_submit joins them: not normalized (``/d/./x`` stays)."""
+    return path if os.path.isabs(path) else base.rstrip("/") + "/" + path
 
 
 def join_canonical_env(env: Mapping[str, str]) -> str:

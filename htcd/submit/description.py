@@ -18,7 +18,7 @@ from htcd.submit.commands import (
     bool_value,
 )
 from htcd.submit.errors import SubmitError
-from htcd.submit.macros import PREVIOUS_PREFIX, Expander, expand_or_raise
+from htcd.submit.macros import PREVIOUS_PREFIX, Expander, MacroError, arith, expand_or_raise
 from htcd.submit.names import close_command, is_condor_name, spellings
 from htcd.submit.parser import ParsedFile, QueueStatement, Setting, split_row
 from htcd.submit.predefined import predefined
@@ -143,10 +143,14 @@ class SubmitDescription:
             base_vars = {"cluster": str(cluster_id), "clusterid": str(cluster_id)}
             expander = Expander(self._lookup(snapshot, base_vars), environ)
             count_text = expand_or_raise(expander, stmt.count, source=self.filename, line=stmt.line).strip()
-            if not re.fullmatch(r"\d+", count_text):
+            try:
+                number = arith(count_text)
+            except MacroError:
+                number = -1
+            if not isinstance(number, int) or number < 0:
                 raise SubmitError(f"queue statement: job count {count_text!r} is not a whole number",
                                   source=self.filename, line=stmt.line)
-            count = int(count_text)
+            count = number
             dynamic = _dynamic(snapshot, {v.lower() for v in stmt.variables})
             plan: Plan | None = None
             dirty: set[str] = set()

@@ -49,7 +49,7 @@ _OPS: dict[type, Callable[..., float | int]] = {
 }
 
 
-def _arith(text: str) -> float | int:
+def arith(text: str) -> float | int:
     """Evaluate simple arithmetic (numbers, + - * / %, parentheses) without eval()."""
 
     def walk(node: ast.AST) -> float | int:
@@ -181,7 +181,7 @@ class Expander:
             name = name.strip()
             raw = self.lookup(name)
             text = self._expand(raw, depth + 1) if raw is not None else name
-            num = _arith(text)
+            num = arith(text)
             if kind == "INT":
                 if isinstance(num, float) and not num.is_integer():
                     num = int(num)
@@ -211,14 +211,14 @@ class Expander:
         if kind == "RANDOM_INTEGER":
             if len(args) not in (2, 3):
                 raise MacroError("$RANDOM_INTEGER(min, max[, step]) needs two or three numbers")
-            lo, hi, *step = (int(_arith(a)) for a in args)
+            lo, hi, *step = (int(arith(a)) for a in args)
             if hi < lo or (step and step[0] <= 0):
                 raise MacroError(f"$RANDOM_INTEGER({', '.join(args)}): empty range")
             return str(random.randrange(lo, hi + 1, step[0] if step else 1))
         if kind == "CHOICE":
             if len(args) < 2:
                 raise MacroError("$CHOICE(index, a, b, ...) needs an index and at least one choice")
-            index = int(_arith(self._value(args[0], depth)))
+            index = int(arith(self._value(args[0], depth)))
             if not 0 <= index < len(args) - 1:
                 raise MacroError(f"$CHOICE: index {index} is out of range")
             return args[index + 1]
@@ -226,11 +226,11 @@ class Expander:
         if len(args) not in (2, 3):
             raise MacroError("$SUBSTR(name, start[, length]) needs two or three arguments")
         text = self._value(args[0], depth)
-        start = int(_arith(args[1]))
+        start = int(arith(args[1]))
         if start < 0:
             start = max(0, len(text) + start)
         if len(args) == 3:
-            length = int(_arith(args[2]))
+            length = int(arith(args[2]))
             end = start + length if length >= 0 else len(text) + length
             return text[start:end]
         return text[start:]

@@ -144,7 +144,8 @@ def parse_queue(rest: str, line: int, filename: str) -> QueueStatement:
     km = _KEYWORD.search(rest)
     if km is None:
         count = rest.strip() or "1"
-        if not re.fullmatch(r"\d+|\$\([^)]*\)|\$INT\([^)]*\)", count, re.IGNORECASE):
+        # a number, a macro, or arithmetic of them (`queue 15*1000`), evaluated when the jobs are built
+        if not re.fullmatch(r"[\d\s+\-*/%().]+", re.sub(r"\$[A-Za-z]*\([^)]*\)", "0", count)):
             raise SubmitError(f"cannot parse queue statement 'queue {rest.strip()}': "
                               "expected a job count or 'in', 'matching' or 'from'",
                               source=filename, line=line)

@@ -109,6 +109,10 @@ REFUSED_WHEN_TRUE: dict[str, str] = {
     "stream_input": "htcd does not stream input to a running job; it is transferred before the job starts",
 }
 
+# container_image with a URL other than docker://: the execute point would have to fetch it with a
+# transfer plugin, and htcd's slots offer none (no HasFileTransferPluginMethods to match).
+CONTAINER_URL = "htcd's execute points fetch only docker:// images and .sif files sent with the job"
+
 # Universes condor_submit knows that htcd cannot run (unless a plugin registers one of the name).
 REFUSED_UNIVERSES: dict[str, str] = {
     "grid": _GRID,
