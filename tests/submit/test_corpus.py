@@ -34,6 +34,8 @@ from htcd.submit import SubmitError, parse_submit
 sys.path.insert(0, str(Path(__file__).parent))
 from test_differential import IGNORED, ORACLE, ORACLE_PATH, normal
 
+pytestmark = pytest.mark.slow  # ~40 s: 434 files through htcd and HTCondor's code
+
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "submit"
 FILES = sorted(p.name for p in CORPUS.iterdir() if p.name != "SOURCES")
 CONFIG = "FILESYSTEM_DOMAIN = example.org\nUID_DOMAIN = example.org\n"
