@@ -5,18 +5,37 @@
 ``want_graceful_removal``...).
 
 Each produces the attributes condor_submit 24 produces for it (checked by the differential test);
-the daemons act on them.  The functions take the ``Translator`` building the job.
+the daemons act on them.  The functions take the translator building the job.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
+from htcd.submit.errors import SubmitError
 from htcd.submit.quoting import quote
 
-if TYPE_CHECKING:
-    from htcd.submit.commands import Translator
+
+class _Context(Protocol):
+    @property
+    def config_get(self) -> Callable[[str], str | None]: ...
+
+
+class Translator(Protocol):
+    """What these commands need of ``htcd.submit.commands.Translator`` (the job being built)."""
+
+    ad: dict[str, str]
+    universe: str
+    warnings: list[str]
+
+    @property
+    def ctx(self) -> _Context: ...
+    def fail(self, message: str, line: int | None) -> SubmitError: ...
+    def first(self, *names: str) -> tuple[str, int] | None: ...
+    def expr(self, attr: str, value: str, line: int | None) -> str: ...
+    def bool_of(self, command: str, got: tuple[str, int]) -> bool: ...
 
 CRON = (("cron_minute", "CronMinute"), ("cron_hour", "CronHour"), ("cron_day_of_month", "CronDayOfMonth"),
         ("cron_month", "CronMonth"), ("cron_day_of_week", "CronDayOfWeek"))

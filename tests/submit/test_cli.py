@@ -222,3 +222,17 @@ def test_name_value_arguments_begin_the_file(subdir: Path, capsys: pytest.Captur
     assert "more than one submit file given: " in capsys.readouterr().err
     assert htcd_main(["submit", "-dump", str(subdir / "ads"), "request_cpus=(1", str(subdir / "job.sub")]) == 1
     assert "command line:1" in capsys.readouterr().err
+
+
+def test_an_unused_line_warns_and_the_job_is_built(subdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (subdir / "job.sub").write_text("executable = run.sh\nreqest_memory = 1G\nqueue\n")
+    assert htcd_main(["submit", "-dump", str(subdir / "ads"), str(subdir / "job.sub")]) == 0
+    assert capsys.readouterr().err == (f"WARNING: {subdir / 'job.sub'}:2: the line 'reqest_memory = 1G' was unused by "
+                                       "htcd submit. Is it a typo? (did you mean 'request_memory'?)\n")
+    assert len(_ads(subdir / "ads")) == 1
+
+
+def test_submit_file_macro_names_the_file_as_given(subdir: Path) -> None:
+    (subdir / "job.sub").write_text("executable = run.sh\narguments = $(SUBMIT_FILE) $(JobId)\nqueue\n")
+    assert htcd_main(["submit", "-dump", str(subdir / "ads"), str(subdir / "job.sub")]) == 0
+    assert _ads(subdir / "ads")[0].get_value("Args") == f"{subdir / 'job.sub'} 1.0"
