@@ -27,7 +27,7 @@ from htcd.submit.sources import LocalSources, SourceError, Sources, run_command
 from htcd.submit.templates import TemplateSet
 from htcd.submit.unsupported import refusal
 
-_REF = re.compile(r"\$(?:INT|REAL|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
+_REF = re.compile(r"\$(?:INT|REAL|DIRNAME|BASENAME|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
 _BUILTINS = {"cluster", "clusterid", "process", "procid", "step", "item", "itemindex", "row",
              "node", "jobid", "dollar"}
 # Variables condor_submit never warns about: set by DAGMan and by ``use STRICT``, read elsewhere.
@@ -141,7 +141,7 @@ class SubmitDescription:
                 continue
             snapshot = dict(table)
             base_vars = {"cluster": str(cluster_id), "clusterid": str(cluster_id)}
-            expander = Expander(self._lookup(snapshot, base_vars), environ)
+            expander = Expander(self._lookup(snapshot, base_vars), environ, submit_dir)
             count_text = expand_or_raise(expander, stmt.count, source=self.filename, line=stmt.line).strip()
             try:
                 number = arith(count_text)
@@ -270,7 +270,7 @@ class SubmitDescription:
     def _translator(self, table: Mapping[str, Setting], vars_: Mapping[str, str], ctx: JobContext,
                     fixed: dict[str, tuple[str, int]]) -> Translator:
         """A translator for one job; ``fixed`` caches the expansions that are the same for every job."""
-        expander = Expander(self._lookup(table, vars_), ctx.env)
+        expander = Expander(self._lookup(table, vars_), ctx.env, ctx.submit_dir)
         src = self.filename
         loop_vars = {k: v for k, v in vars_.items() if k not in _QUEUE_BUILTINS}
 

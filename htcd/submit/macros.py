@@ -20,7 +20,8 @@ from htcd.submit.errors import SubmitError
 
 _DOLLAR_MARK = "\x00DOLLAR\x00"
 _MAX_DEPTH = 32
-_FUNC = re.compile(r"\$(ENV|INT|REAL|RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR|F[a-zA-Z]*|)\(", re.IGNORECASE)
+_FUNC = re.compile(r"\$(ENV|INT|REAL|RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR|DIRNAME|BASENAME|F[a-zA-Z]*|)\(",
+                   re.IGNORECASE)
 
 
 class MacroError(ValueError):
@@ -81,25 +82,34 @@ def _printf(fmt: str, value: float | int) -> str:
         raise MacroError(f"bad format {fmt!r}") from err
 
 
-def _file_parts(flags: str, path: str) -> str:
-    """``$Fpnx(name)``-style path pieces: p=directory, d=parent name, n=base name, x=extension, q=quote."""
+def _file_parts(flags: str, path: str, directory: str) -> str:
+    """``$F<flags>(name)`` path pieces, as the manual describes them: f=full path (against
+    ``directory``), p=directory, d=its last part (wins over p), n=base name, x=extension, b=d
+    without its slash / x without its dot, u/w=slashes/backslashes, q=quoted ("", or '' with a)."""
     flags = flags.lower()
+    if "f" in flags and not os.path.isabs(path):
+        path = directory.rstrip("/") + "/" + path
+    if "u" in flags:
+        path = path.replace("\\", "/")
     dirname, base = os.path.split(path)
     stem, ext = os.path.splitext(base)
     out = ""
-    if "p" in flags:
-        out += dirname + ("/" if dirname else "")
-    elif "d" in flags:
+    if "d" in flags:
         parent = os.path.basename(dirname)
-        out += parent + ("/" if parent else "")
+        out += parent + ("/" if parent and "b" not in flags else "")
+    elif "p" in flags:
+        out += dirname + ("/" if dirname and not dirname.endswith("/") else "")
     if "n" in flags:
         out += stem
     if "x" in flags:
-        out += ext
+        out += ext[1:] if "b" in flags else ext
     if not any(f in flags for f in "pdnx"):
         out = path
+    if "w" in flags:
+        out = out.replace("/", "\\")
     if "q" in flags:
-        out = '"' + out + '"'
+        mark = "'" if "a" in flags else '"'
+        out = mark + out + mark
     return out
 
 
@@ -138,9 +148,11 @@ def _split_refs(text: str) -> tuple[str | tuple[str, str], ...]:
 class Expander:
     """Expands macro references against a lookup function and an environment."""
 
-    def __init__(self, lookup: Lookup, env: Mapping[str, str]) -> None:
+    def __init__(self, lookup: Lookup, env: Mapping[str, str], directory: str | None = None) -> None:
         self.lookup = lookup
         self.env = env
+        #: What ``$Ff()`` makes a relative name absolute against (condor_submit: its working directory).
+        self.directory = directory or os.getcwd()
 
     def expand(self, text: str) -> str:
         """Fully expand ``text``; ``$(DOLLAR)`` becomes a literal ``$`` only at the very end."""
@@ -191,10 +203,11 @@ class Expander:
             return f"{float(num):G}"
         if kind in ("RANDOM_CHOICE", "RANDOM_INTEGER", "CHOICE", "SUBSTR"):
             return self._list_func(kind, [a.strip() for a in body.split(",")], depth)
-        # $F<flags>(name)
+        # $F<flags>(name), $DIRNAME(name) = $Fp(name), $BASENAME(name) = $Fnx(name)
         raw = self.lookup(body.strip())
         path = self._expand(raw, depth + 1) if raw is not None else body.strip()
-        return _file_parts(func[1:], path)
+        flags = {"DIRNAME": "p", "BASENAME": "nx"}.get(kind, func[1:])
+        return _file_parts(flags, path, self.directory)
 
 
     def _value(self, name: str, depth: int) -> str:
@@ -249,7 +262,8 @@ PREVIOUS_PREFIX = "__previous"
 
 
 def _reference(name: str) -> re.Pattern[str]:
-    return re.compile(r"(\$(?:INT|REAL|CHOICE|SUBSTR|F[a-zA-Z]*|)\(\s*)" + re.escape(name) + r"(?=\s*[:,)])",
+    return re.compile(r"(\$(?:INT|REAL|CHOICE|SUBSTR|DIRNAME|BASENAME|F[a-zA-Z]*|)\(\s*)" + re.escape(name)
+                      + r"(?=\s*[:,)])",
                       re.IGNORECASE)
 
 

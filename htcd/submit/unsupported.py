@@ -37,7 +37,7 @@ REFUSED: dict[str, str] = {
         "batch_runtime", "delegate_job_gsi_credentials_lifetime", "wantnametag", "cloud_label_names",
         "aws_access_key_id_file", "aws_secret_access_key_file", "aws_region", "s3_access_key_id_file",
         "s3_secret_access_key_file", "gs_access_key_id_file", "gs_secret_access_key_file",
-        "ec2_keyp_air", "ec2_key_pair_file", "want_ads")},
+        "ec2_keyp_air", "ec2_key_pair_file")},
     **{name: _VM for name in ("vm_checkpoint", "vm_disk", "vm_macaddr", "vm_memory", "vm_networking",
                               "vm_networking_type", "vm_no_output_vm", "vm_type", "vm_vcpus", "vm_vnc",
                               "xen_initrd", "xen_kernel", "xen_kernel_params", "xen_root")},
@@ -89,6 +89,7 @@ REFUSED: dict[str, str] = {
     "jobset": "htcd has no job sets",
     "on_evict_checks": "htcd has no job transforms on eviction",
     "exit_requirements": "a retired command with no effect in HTCondor",
+    "want_ads": "a submit key HTCondor defines but neither documents nor acts on",
     "request_swap": "no htcd slot advertises Swap, so the job could never match",
     "memory_usage": "htcd measures a job's memory use itself (MemoryUsage); request_memory is the request",
 }

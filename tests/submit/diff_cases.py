@@ -47,6 +47,11 @@ CASES: dict[str, str] = {
     "macro_fparts": E + "path = /data/sub/file.tar.gz\n"
                         "arguments = $Fp(path) $Fn(path) $Fx(path) $Fnx(path) $Fd(path)\nqueue\n",
     "macro_fq": E + "path = /data/x.txt\ndescription = $Fq(path)\nqueue\n",
+    "macro_fflags": E + "path = /data/sub/file.tar.gz\narguments = $Fdb(path) $Fxb(path) $Fnxqa(path) $Fu(path) "
+                        "$Fpd(path) $Fdn(path) $DIRNAME(path) $BASENAME(path) $Fqa(path)\nqueue\n",
+    "macro_ffull": E + "path = rel/x.txt\narguments = $Ff(path) $Ffp(path) $Ffn(path)\nqueue\n",
+    "macro_fedges": E + "a = x\nb = /a/b/\narguments = $Fp(a)| $Fd(a)| $Fx(a)| $Fdb(a)| $Fp(b)| $Fd(b)| $Fn(b)| "
+                        "$Fdb(b)|\nqueue\n",
     "macro_env": E + "arguments = $ENV(HOME) $ENV(NO_SUCH_VARIABLE_XYZ:none)\nqueue\n",
     "macro_dollar": E + "arguments = cost$(DOLLAR)5\nqueue\n",
     "macro_matchtime": E + "+Site = \"$$(Name)\"\nqueue\n",
