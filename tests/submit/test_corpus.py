@@ -167,7 +167,8 @@ def test_the_corpus_is_there() -> None:
 def test_corpus_file(name: str, outcomes: dict[str, tuple[str, object]]) -> None:
     kind, detail = outcomes[name]
     if name in DEVIATIONS:
-        assert kind not in ("agree", "agree (first queue)", "both reject"), \
+        # a random pick may agree by chance; any other deviation that agrees has become stale
+        assert DEVIATIONS[name] == _RANDOM or kind not in ("agree", "agree (first queue)", "both reject"), \
             f"no longer a deviation ({kind}): drop it from DEVIATIONS"
         return
     assert kind in ("agree", "agree (first queue)", "both reject", "refused"), f"{kind}: {detail}"
