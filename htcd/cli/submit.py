@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -46,11 +47,12 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     return run
 
 
-def _plugin_universes() -> set[str]:
-    """The universes the installed plugins register (a job of another universe could never run)."""
-    from htcd.plugins import PluginManager
+def _plugin_universes(cfg: Any) -> set[str]:
+    """The universes the installed plugins register (a job of another universe could never run);
+    plugins PLUGINS_BLOCKED names are not counted."""
+    from htcd.plugins import get_plugin_manager
 
-    return set(PluginManager().load_entry_points().universe_names())
+    return set(get_plugin_manager(cfg).universe_names())
 
 
 def _long_ads(cluster_ad: dict[str, str], procs: list[dict[str, str]]) -> str:
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                         templates=TemplateSet.from_config(cfg),
                         path=os.path.abspath(args.file) if filename != "<stdin>" else None, strict=args.strict)
     make_jobs = functools.partial(desc.make_jobs, config_get=cfg.get, submit_file=args.file or "",
-                                  plugin_universes=_plugin_universes())
+                                  plugin_universes=_plugin_universes(cfg))
     owner = pwd.getpwuid(os.geteuid()).pw_name
     if args.dump or args.dry_run:
         cluster_ad, procs = make_jobs(1, submit_dir=submit_dir, owner=owner, qdate=int(time.time()))
