@@ -194,6 +194,12 @@ class PluginManager:
                 self._disable(impl.plugin_name, f"{hook} raised {exc!r}")
         return results
 
+    def universe_names(self) -> list[str]:
+        """The names of the registered universes, without starting any (what a submit may ask for)."""
+        registry = UniverseRegistry()
+        self._call_each("htcd_register_universes", registry=registry)
+        return registry.names()
+
     def universes(self) -> dict[str, Universe]:
         """One instance of every registered universe that starts."""
         registry = UniverseRegistry()

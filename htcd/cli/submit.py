@@ -13,10 +13,12 @@ schedd's spool, as condor_submit -spool; ``htcd transfer_data`` fetches their ou
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -40,7 +42,17 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
                    help="a submit command added just before the queue statement (repeatable)")
     p.add_argument("-queue", dest="queue", metavar="ARGS",
                    help="the queue statement's arguments, replacing the file's queue statements")
+    p.add_argument("-strict", action="store_true",
+                   help="refuse a line that is no submit command and that nothing uses (default: a warning)")
     return run
+
+
+def _plugin_universes(cfg: Any) -> set[str]:
+    """The universes the installed plugins register (a job of another universe could never run);
+    plugins PLUGINS_BLOCKED names are not counted."""
+    from htcd.plugins import get_plugin_manager
+
+    return set(get_plugin_manager(cfg).universe_names())
 
 
 def _long_ads(cluster_ad: dict[str, str], procs: list[dict[str, str]]) -> str:
@@ -98,11 +110,12 @@ def run(args: argparse.Namespace) -> int:
     cfg = common.config("SUBMIT")
     desc = parse_submit(text, filename, append=append, defines=defines, queue=args.queue, submit_dir=submit_dir,
                         templates=TemplateSet.from_config(cfg),
-                        path=os.path.abspath(args.file) if filename != "<stdin>" else None)
+                        path=os.path.abspath(args.file) if filename != "<stdin>" else None, strict=args.strict)
+    make_jobs = functools.partial(desc.make_jobs, config_get=cfg.get, submit_file=args.file or "",
+                                  plugin_universes=_plugin_universes(cfg))
     owner = pwd.getpwuid(os.geteuid()).pw_name
     if args.dump or args.dry_run:
-        cluster_ad, procs = desc.make_jobs(1, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
-                                           config_get=cfg.get)
+        cluster_ad, procs = make_jobs(1, submit_dir=submit_dir, owner=owner, qdate=int(time.time()))
         _warn(desc.warnings)
         _write(args.dump or args.dry_run, _long_ads(cluster_ad, procs))
         if args.dry_run and args.dry_run != "-" and not args.terse:
@@ -122,8 +135,7 @@ def run(args: argparse.Namespace) -> int:
     built: list[tuple[dict[str, str], list[dict[str, str]]]] = []
 
     def build(cid: int) -> tuple[dict[str, str], list[dict[str, str]]]:
-        cluster_ad, procs = desc.make_jobs(cid, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
-                                           config_get=cfg.get)
+        cluster_ad, procs = make_jobs(cid, submit_dir=submit_dir, owner=owner, qdate=int(time.time()))
         if spool:
             spooler.check_inputs(cluster_ad, procs, filename)
             spooler.mark_spooled(cluster_ad, procs)

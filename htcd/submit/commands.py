@@ -5,15 +5,19 @@ from __future__ import annotations
 import fnmatch
 import math
 import os
-import platform
 import re
+import signal
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
+from htcd.submit import jobpolicy
 from htcd.submit.errors import SubmitError
 from htcd.submit.exprcheck import check_expr
+from htcd.submit.names import spellings
+from htcd.submit.predefined import default_arch, default_opsys
 from htcd.submit.quoting import is_new_syntax, join_canonical, parse_environment, quote, split_new_syntax
+from htcd.submit.unsupported import CONTAINER_URL, REFUSED_UNIVERSES, REFUSED_WHEN_TRUE
 
 UNIVERSES: dict[str, int] = {
     "vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11, "local": 12,
@@ -52,6 +56,12 @@ KNOWN_COMMANDS: frozenset[str] = frozenset({
     # set by ``use STRICT : ...``; read by queue ... matching
     "submitwarnemptymatches", "submitfailemptymatches", "submitwarnduplicatematches",
     "submitfailemptyfields", "submitwarnemptyfields",
+    # htcd/submit/jobpolicy.py
+    *jobpolicy.COMMANDS,
+    "shell", "skip_filechecks", "concurrency_limits_expr", "transfer_input", "transfer_output", "transfer_error",
+    "batch_id", "project_name", "cluster", "process", "image_size", "disk_usage",
+    # refused only when true (htcd/submit/unsupported.py)
+    "encrypt_execute_directory",
 })
 
 # What a job gets for a command the submit file leaves unset: the configuration's JOB_DEFAULT_<X>
@@ -77,6 +87,7 @@ class JobContext:
     qdate: int
     config_get: Callable[[str], str | None]
     env: Mapping[str, str]
+    plugin_universes: Collection[str] | None = None  # None: not known, any plausible name passes
 
 
 Getter = Callable[[str], tuple[str, int] | None]
@@ -120,19 +131,6 @@ def bool_value(value: str) -> bool | None:
     if v in ("false", "no", "f", "n", "0"):
         return False
     return None
-
-
-def _default_arch(config_get: Callable[[str], str | None]) -> str:
-    arch = config_get("ARCH")
-    if arch:
-        return arch
-    machine = platform.machine().lower()
-    return {"x86_64": "X86_64", "amd64": "X86_64", "i686": "INTEL", "i386": "INTEL",
-            "aarch64": "aarch64", "arm64": "aarch64", "ppc64le": "ppc64le"}.get(machine, machine.upper())
-
-
-def _default_opsys(config_get: Callable[[str], str | None]) -> str:
-    return config_get("OPSYS") or platform.system().upper()
 
 
 def _at_most(value: str, limit: float) -> bool:
@@ -194,6 +192,8 @@ class Translator:
         self.container_clauses: list[str] = []
         self.container_image_input = ""
         self.reads: set[str] = set()
+        #: What the user should be told about this job (condor_submit's warnings).
+        self.warnings: list[str] = []
 
     def fail(self, message: str, line: int | None) -> SubmitError:
         return SubmitError(message, source=self.source, line=line)
@@ -206,12 +206,21 @@ class Translator:
             raise self.fail(f"{attr}: invalid ClassAd expression {value!r}: {err}", line) from err
         return value.strip()
 
+    def bool_of(self, command: str, got: tuple[str, int]) -> bool:
+        """A true/false command's value; anything else is an error naming the command."""
+        b = bool_value(got[0])
+        if b is None:
+            raise self.fail(f"{command} must be true or false, not {got[0]!r}", got[1])
+        return b
+
     def first(self, *names: str) -> tuple[str, int] | None:
-        self.reads.update(names)
-        for name in names:
-            got = self.get(name)
-            if got is not None and got[0].strip() != "":
-                return got[0].strip(), got[1]
+        """The first of ``names`` (each under every spelling condor_submit reads) that has a value."""
+        for command in names:
+            for name in spellings(command):
+                self.reads.add(name)
+                got = self.get(name)
+                if got is not None and got[0].strip() != "":
+                    return got[0].strip(), got[1]
         return None
 
     def or_default(self, command: str) -> tuple[str, int | None]:
@@ -262,7 +271,8 @@ class Translator:
 
     def plan(self) -> Plan:
         state = {k: v for k, v in vars(self).items()
-                 if k not in ("get", "ctx", "source", "custom_settings", "request_settings", "ad", "reads", "steps")}
+                 if k not in ("get", "ctx", "source", "custom_settings", "request_settings", "ad", "reads", "steps",
+                              "warnings")}
         return Plan(dict(self.ad), self.steps, state)
 
     def rebuild(self, plan: Plan, dirty: set[str]) -> dict[str, str]:
@@ -287,9 +297,10 @@ class Translator:
         self.container_clauses, self.container_image_input = [], ""
         got = self.first("universe")
         name = got[0].lower() if got else "vanilla"
-        if name not in UNIVERSES and (name in RETIRED_UNIVERSES or not _PLUGIN_UNIVERSE.fullmatch(name)):
-            raise self.fail(f"unknown universe {name!r}; known: {', '.join(sorted(UNIVERSES))}, or the name of "
-                            "a universe a plugin registers", got[1] if got else None)
+        if name == "vanilla" and self.first("container_image") is not None:
+            name = "container"  # a container image makes a vanilla job a container job, as in condor_submit
+        self._check_universe(name, got[1] if got else None)
+        self.refuse_when_true()
         self.ad["JobUniverse"] = str(UNIVERSES.get(name, UNIVERSES["vanilla"]))
         if name not in UNIVERSES:
             self.ad["PluginUniverse"] = quote(name)  # the startd runs the job through that plugin
@@ -312,6 +323,28 @@ class Translator:
         self._docker_options()
         self.universe = name
 
+    def _check_universe(self, name: str, line: int | None) -> None:
+        """Refuse a universe htcd cannot run, and one nothing offers (it would stay idle for ever)."""
+        plugins = self.ctx.plugin_universes
+        offered = plugins is not None and name in plugins
+        if name in REFUSED_UNIVERSES and not offered:
+            raise self.fail(f"universe = {name}: htcd cannot run it: {REFUSED_UNIVERSES[name]}", line)
+        if name in UNIVERSES:
+            return
+        if name in RETIRED_UNIVERSES or not _PLUGIN_UNIVERSE.fullmatch(name):
+            raise self.fail(f"unknown universe {name!r}; known: {', '.join(sorted(set(UNIVERSES) - set(REFUSED_UNIVERSES)))}, "
+                            "or the name of a universe a plugin registers", line)
+        if plugins is not None and not offered:
+            raise self.fail(f"unknown universe {name!r}: neither HTCondor nor an installed plugin offers it "
+                            f"(plugins offer: {', '.join(sorted(plugins)) or 'none'})", line)
+
+    def refuse_when_true(self) -> None:
+        """The commands htcd refuses when they are true (htcd/submit/unsupported.py)."""
+        for command, reason in REFUSED_WHEN_TRUE.items():
+            got = self.first(command)
+            if got is not None and bool_value(got[0]) is not False:
+                raise self.fail(f"{command} = {got[0]}: htcd cannot honour this command: {reason}", got[1])
+
     def _docker_options(self) -> None:
         """docker_network_type (none, host, or a network the slot lists in DockerNetworks) and
         docker_pull_policy; an unknown pull policy is refused here rather than held later."""
@@ -330,6 +363,9 @@ class Translator:
         self.container_clauses = ["TARGET.HasContainer"]
         if "://" in image:
             scheme = image.split("://", 1)[0].lower()
+            if scheme != "docker":
+                raise self.fail(f"container_image = {image}: htcd cannot honour this command: {CONTAINER_URL}",
+                                self.first("container_image")[1])  # type: ignore[index]  # it is set
             self.ad["ContainerImage"] = quote(image)
             self.ad["ContainerImageSource"] = quote(scheme)
             if scheme == "docker":
@@ -349,14 +385,20 @@ class Translator:
 
     def _iwd(self) -> None:
         got = self.first("initialdir", "initial_dir", "iwd")
-        iwd = os.path.normpath(os.path.join(self.ctx.submit_dir, got[0])) if got else self.ctx.submit_dir
+        iwd = full_path(self.ctx.submit_dir, got[0]) if got else self.ctx.submit_dir
+        if got is not None and not os.path.isdir(iwd) and not self._skip_filechecks():
+            raise self.fail(f"initialdir: no such directory: {iwd}", got[1])
         self.iwd = iwd
         self.ad["Iwd"] = quote(iwd)
 
     def _executable(self) -> None:
         universe = self.universe
+        shell = self.first("shell")
+        if shell is not None:
+            self._shell(shell[0])
+            return
         got = self.first("executable")
-        if got is None and universe == "docker":  # the image's own entrypoint and command
+        if got is None and universe in ("docker", "container"):  # the image's own entrypoint and command
             self.ad["Cmd"] = quote("")
             self.ad["TransferExecutable"] = "false"
             self.exe_kib = 0
@@ -375,20 +417,41 @@ class Translator:
             self.ad["TransferExecutable"] = "true" if b else "false"
         container = universe in ("docker", "container")
         # An executable that is not transferred names a path on the execution point: kept as written.
-        full = path if not transfer and not container else os.path.normpath(os.path.join(self.ctx.submit_dir, path))
+        full = path if not transfer and not container else full_path(self.ctx.submit_dir, path)
         self.ad["Cmd"] = quote(full)
         size = _kib(full)
         if size is None:
-            if transfer and not container:
+            # $$(...) is filled in at match time: the file cannot be looked for now
+            if transfer and not container and "$$(" not in full and not self._skip_filechecks():
                 raise self.fail(f"executable {full!r} does not exist or cannot be read", line)
             size = 0
         self.exe_kib = size
         for attr in ("ExecutableSize", "ImageSize"):
             self.ad[attr] = str(size)
 
+    def _skip_filechecks(self) -> bool:
+        got = self.first("skip_filechecks")
+        return got is not None and bool_value(got[0]) is True
+
+    def _shell(self, command: str) -> None:
+        """``shell = <command>`` (HTCondor 24): /bin/sh -c <command>, run where the job lands."""
+        self.shell_command = command
+        self.ad["Cmd"] = quote("/bin/sh")
+        self.ad["TransferExecutable"] = "false"
+        self.exe_kib = _kib(os.path.realpath("/bin/sh")) or 0
+        self.ad["ExecutableSize"] = self.ad["ImageSize"] = str(self.exe_kib)
+
     def _arguments(self) -> None:
+        if self.first("shell") is not None:  # the shell command is the job's whole command line
+            self.ad["Arguments"] = quote(join_canonical(["-c", self.shell_command]))
+            return
         got = self.first("arguments", "args")
         if got is None:
+            # a value that expands to blanks still makes (empty) old-syntax arguments, as in condor_submit
+            raw = next((v for n in ("arguments", "args") for name in spellings(n) if (v := self.get(name))), None)
+            if raw is not None and raw[0]:
+                self.ad["Args"] = quote("")
+                return
             self.ad["Arguments"] = quote("")
             return
         value, line = got
@@ -399,10 +462,11 @@ class Translator:
                 raise self.fail(f"arguments: {err}", line) from err
             self.ad["Arguments"] = quote(join_canonical(words))
         else:
-            if '"' in value:
-                raise self.fail("arguments: a double quote in old-style arguments; wrap the whole "
-                                'value in double quotes to use the new syntax', line)
-            self.ad["Args"] = quote(" ".join(value.split()))
+            if re.search(r'(?<!\\)"', value):
+                raise self.fail("arguments: a double quote in old-style arguments; write it \\\" or wrap the "
+                                'whole value in double quotes to use the new syntax', line)
+            # spaces and tabs separate old-syntax arguments (other control characters are kept)
+            self.ad["Args"] = quote(" ".join(w for w in re.split(r"[ \t\r\n]+", value.replace('\\"', '"')) if w))
 
     def _environment(self) -> None:
         merged: dict[str, str] = {}
@@ -431,21 +495,19 @@ class Translator:
             got = self.first(cmd)
             value = got[0] if got else "/dev/null"
             self.ad[attr] = quote(value)
-            if value == "/dev/null":
-                self.ad["Transfer" + attr] = "false"
+            transfer = self.first("transfer_" + cmd)
+            if value == "/dev/null" or (transfer is not None and bool_value(transfer[0]) is False):
+                self.ad["Transfer" + attr] = "false"  # the job's own path on the execute point
             else:
-                self.ad[stream] = "false"
-            sg = self.first("stream_" + cmd)
-            if sg is not None and bool_value(sg[0]) is not None:
-                self.ad[stream] = "true" if bool_value(sg[0]) else "false"
+                self.ad[stream] = "false"  # stream_<x> = true is refused (htcd/submit/unsupported.py)
         log = self.first("log")
         if log is not None:
-            self.ad["UserLog"] = quote(os.path.normpath(os.path.join(self.iwd, log[0])))
+            self.ad["UserLog"] = quote(full_path(self.iwd, log[0]))
 
     def _transfer(self) -> None:
         stf_text, stf_line = self.first("should_transfer_files") or ("IF_NEEDED", None)
         value = stf_text.upper()
-        if value in ("TRUE", "T"):
+        if value in ("TRUE", "T", "ALWAYS"):
             value = "YES"
         if value in ("FALSE", "F"):
             value = "NO"
@@ -454,7 +516,8 @@ class Translator:
         self.stf = value
         self.ad["ShouldTransferFiles"] = quote(value)
         stdin = self.first("input")
-        self.input_files: list[str] = [stdin[0]] if stdin and stdin[0] != "/dev/null" else []
+        sent = self.ad.get("TransferIn") != "false"  # transfer_input = false: the path is the execute point's
+        self.input_files: list[str] = [stdin[0]] if stdin and stdin[0] != "/dev/null" and sent else []
         wto = self.first("when_to_transfer_output")
         wto_text, wto_line = wto or ("ON_EXIT", None)
         wvalue = wto_text.upper()
@@ -466,6 +529,8 @@ class Translator:
                             wto[1] if wto else None)
         if value != "NO":
             self.ad["WhenToTransferOutput"] = quote(wvalue)
+        elif (tif := self.first("transfer_input_files")) is not None:
+            raise self.fail("transfer_input_files needs should_transfer_files = YES or IF_NEEDED, not NO", tif[1])
         if value != "YES":  # only needed when a shared filesystem may stand in for transfer
             fsd = self.ctx.config_get("FILESYSTEM_DOMAIN") or socket.getfqdn()
             self.ad["FileSystemDomain"] = quote(fsd)
@@ -488,6 +553,14 @@ class Translator:
         # DiskUsage: the executable plus every input file, each rounded up to a KiB.
         disk = self.exe_kib + sum(_kib(os.path.join(self.iwd, f)) or 0 for f in self.input_files)
         self.ad["DiskUsage"] = str(disk)
+        self.ad["TransferInputSizeMB"] = str(disk // 1024)
+        # The user's own estimates (KiB, or K/M/G/T): what the default requests are computed from.
+        for command, attr in (("image_size", "ImageSize"), ("disk_usage", "DiskUsage")):
+            got = self.first(command)
+            if got is not None:
+                self.ad[attr] = self._sized(attr, got, _DISK_UNITS, "")
+                if command == "disk_usage":
+                    self.ad.pop("TransferInputSizeMB", None)  # as condor_submit does
 
     def _resources(self) -> None:
         value, line = self.or_default("request_cpus")
@@ -543,16 +616,10 @@ class Translator:
                     self.ad[attr + name] = self.expr(attr + name, got[0], got[1])
         oer = self.first("on_exit_remove")
         oer_text = self.expr("OnExitRemove", oer[0], oer[1]) if oer else None
-        retries = self.first("max_retries")
-        if retries is not None:
-            if not re.fullmatch(r"\d+", retries[0]):
-                raise self.fail(f"max_retries must be a whole number, not {retries[0]!r}", retries[1])
-            self.ad["JobMaxRetries"] = str(int(retries[0]))
-            self.ad.setdefault("OnExitHold", "false")
-            base = "NumJobCompletions > JobMaxRetries || ExitCode is 0"
-            oer_text = base + (f" || {oer_text}" if oer_text else "")
+        oer_text = jobpolicy.retries(self, oer_text)
         if oer_text is not None:
             self.ad["OnExitRemove"] = oer_text
+        jobpolicy.simple_attributes(self)
 
     def _misc(self) -> None:
         got = self.first("priority")
@@ -569,6 +636,9 @@ class Translator:
         if got is not None:
             self.ad["NotifyUser"] = quote(got[0])
         group = self.first("accounting_group")
+        nice = jobpolicy.nice_user(self, group is not None)
+        if group is None and nice:
+            group = ("nice-user", nice[1])
         if group is not None:
             user = self.first("accounting_group_user")
             uname = user[0] if user else self.ctx.owner
@@ -576,12 +646,18 @@ class Translator:
             self.ad["AcctGroupUser"] = quote(uname)
             self.ad["AccountingGroup"] = quote(f"{group[0]}.{uname}")
         got = self.first("concurrency_limits")
+        expr = self.first("concurrency_limits_expr")
         if got is not None:
             limits = sorted({x.strip().lower() for x in got[0].split(",") if x.strip()})
             self.ad["ConcurrencyLimits"] = quote(",".join(limits))
+        elif expr is not None:  # the negotiator evaluates it against the job
+            self.ad["ConcurrencyLimits"] = self.expr("ConcurrencyLimits", expr[0], expr[1])
         got = self.first("batch_name")
         if got is not None:
             self.ad["JobBatchName"] = quote(got[0].strip('"'))
+        got = self.first("batch_id")
+        if got is not None:
+            self.ad["JobBatchId"] = quote(got[0].strip('"'))
         for cmd, attr in (("max_idle", "JobMaterializeMaxIdle"), ("max_materialize", "JobMaterializeLimit"),
                           ("job_lease_duration", "JobLeaseDuration")):
             got = self.first(cmd)
@@ -604,7 +680,7 @@ class Translator:
             self.ad["LeaveJobInQueue"] = self.expr("LeaveJobInQueue", got[0], got[1])
         got = self.first("kill_sig")
         if got is not None:
-            self.ad["KillSig"] = quote(got[0])
+            self.ad["KillSig"] = quote(signal_name(got[0], self.fail, got[1]))
         got = self.first("job_ad_information_attrs")
         if got is not None:
             self.ad["JobAdInformationAttrs"] = quote(got[0])
@@ -645,7 +721,7 @@ class Translator:
         if user:
             clauses.append(f"({user})")
         if not _mentions(user, "Arch"):
-            clauses.append(f'(TARGET.Arch == "{_default_arch(self.ctx.config_get)}")')
+            clauses.append(f'(TARGET.Arch == "{default_arch(self.ctx.config_get)}")')
         if universe in UNIVERSE_CLAUSE:
             has = UNIVERSE_CLAUSE[universe]
             if not _mentions(user, has.split(".")[1]):
@@ -657,8 +733,8 @@ class Translator:
             clauses.append(plugin_universe_clause(universe))
         if universe == "container":
             clauses.extend(c for c in self.container_clauses if not _mentions(user, c.split(".")[1]))
-        elif universe != "docker" and not _mentions(user, "OpSys"):
-            clauses.append(f'(TARGET.OpSys == "{_default_opsys(self.ctx.config_get)}")')
+        elif universe != "docker" and not _mentions(user, r"OpSys\w*"):  # OpSysAndVer, OpSysName... too
+            clauses.append(f'(TARGET.OpSys == "{default_opsys(self.ctx.config_get)}")')
         # As condor_submit: Disk and Memory are checked against the request whatever the user wrote,
         # unless the request is a number too small to matter (Disk 0, Memory 1 MiB or less); Cpus
         # unless it is at most 1 or the user's expression tests Cpus.
@@ -680,7 +756,23 @@ class Translator:
                 clauses.append("((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))")
             elif not own_fsd:
                 clauses.append("(TARGET.FileSystemDomain == MY.FileSystemDomain)")
+        clauses.extend(jobpolicy.deferral(self))
         self.ad["Requirements"] = " && ".join(clauses)
+
+
+def signal_name(value: str, fail: Callable[[str, int | None], SubmitError], line: int | None) -> str:
+    """``SIGQUIT`` for ``3``, ``quit`` or ``sigquit``, as condor_submit names a signal; unknown is an error."""
+    text = value.strip().upper()
+    try:
+        sig = signal.Signals(int(text)) if text.isdigit() else signal.Signals[text if text.startswith("SIG") else "SIG" + text]
+    except (ValueError, KeyError):
+        raise fail(f"kill_sig: invalid signal {value!r}", line) from None
+    return sig.name
+
+
+def full_path(base: str, path: str) -> str:
+    """``path`` against ``base`` as condor_submit joins them: not normalized (``/d/./x`` stays)."""
+    return path if os.path.isabs(path) else base.rstrip("/") + "/" + path
 
 
 def join_canonical_env(env: Mapping[str, str]) -> str:

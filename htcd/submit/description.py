@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
 import glob
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from htcd.submit.commands import (
     CUSTOM_MARK,
@@ -19,15 +18,22 @@ from htcd.submit.commands import (
     bool_value,
 )
 from htcd.submit.errors import SubmitError
-from htcd.submit.macros import Expander, expand_or_raise
+from htcd.submit.macros import PREVIOUS_PREFIX, Expander, MacroError, arith, expand_or_raise
+from htcd.submit.names import close_command, is_condor_name, spellings
 from htcd.submit.parser import ParsedFile, QueueStatement, Setting, split_row
+from htcd.submit.predefined import predefined
 from htcd.submit.reader import Reader, read_queue
 from htcd.submit.sources import LocalSources, SourceError, Sources, run_command
 from htcd.submit.templates import TemplateSet
+from htcd.submit.unsupported import refusal
 
-_REF = re.compile(r"\$(?:INT|REAL|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
+_REF = re.compile(r"\$(?:INT|REAL|DIRNAME|BASENAME|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
 _BUILTINS = {"cluster", "clusterid", "process", "procid", "step", "item", "itemindex", "row",
-             "node", "dollar"}
+             "node", "jobid", "dollar"}
+# Variables condor_submit never warns about: set by DAGMan and by ``use STRICT``, read elsewhere.
+_QUIET = frozenset({"dag_status", "failed_count", "job", "retry", "submitwarnemptymatches",
+                    "submitfailemptymatches", "submitwarnduplicatematches", "submitfailemptyfields",
+                    "submitwarnemptyfields"})
 
 
 def _apply_slice(values: list[str], slice_text: str, line: int, source: str) -> list[str]:
@@ -46,10 +52,12 @@ def _apply_slice(values: list[str], slice_text: str, line: int, source: str) -> 
 class SubmitDescription:
     """A parsed submit file; ``make_jobs`` produces the cluster and proc ads."""
 
-    def __init__(self, parsed: ParsedFile) -> None:
+    def __init__(self, parsed: ParsedFile, *, strict: bool = False) -> None:
         self.filename = parsed.filename
         self.origins = parsed.origins
         self.statements = parsed.statements
+        self.used = parsed.used
+        self.defaults: dict[str, str] = {}
         #: ``warning :`` statements met while reading; ``make_jobs`` adds its own to ``warnings``.
         self.read_warnings = list(parsed.warnings)
         self.build_warnings: list[str] = []
@@ -58,16 +66,17 @@ class SubmitDescription:
             last = max((s.line for s in self.statements), default=0)
             self.statements.append(QueueStatement(line=last))
         with located(self.filename, self.origins):
-            self._check_names()
+            self._check_names(strict)
 
     @property
     def warnings(self) -> list[str]:
         """What the user should see on standard error: ``warning :`` statements and build warnings."""
         return self.read_warnings + self.build_warnings
 
-    def _check_names(self) -> None:
-        """Reject a name that is neither a command, a used variable, nor far from a command: a typo."""
-        referenced: set[str] = set()
+    def _check_names(self, strict: bool) -> None:
+        """Refuse a command htcd cannot honour; warn about a line that is neither a command nor a
+        variable something uses (condor_submit's "Is it a typo?"), or refuse it when ``strict``."""
+        referenced: set[str] = set(self.used)
         for s in self.statements:
             if isinstance(s, Setting):
                 referenced.update(m.lower() for m in _REF.findall(s.value))
@@ -77,35 +86,52 @@ class SubmitDescription:
                 for item in s.items:
                     referenced.update(m.lower() for m in _REF.findall(item))
                 referenced.update(m.lower() for m in _REF.findall(s.filename))
+        strict = strict or _last_true(self.statements, "submitwarnemptyfields")
         for s in self.statements:
-            if not isinstance(s, Setting) or s.name.startswith("+"):
+            if not isinstance(s, Setting) or s.name.startswith("+") or "." in s.name:
                 continue
             key = s.key
-            if key in KNOWN_COMMANDS or key in referenced or key.startswith("request_"):
-                continue
-            close = difflib.get_close_matches(key, sorted(KNOWN_COMMANDS), n=1, cutoff=0.8)
-            if close:
-                raise SubmitError(f"unknown command {s.name!r}; did you mean {close[0]!r}?",
+            reason = next((why for name in spellings(key) if (why := refusal(name))), None)
+            if reason is not None and s.value.strip():
+                raise SubmitError(f"{s.name}: htcd cannot honour this command: {reason}",
                                   source=self.filename, line=s.line)
+            if (key in KNOWN_COMMANDS or key in referenced or is_condor_name(key) or key in _QUIET
+                    or key.startswith(PREVIOUS_PREFIX)):
+                continue
+            message = f"the line '{s.name} = {s.value}' was unused by htcd submit. Is it a typo?"
+            close = close_command(key, KNOWN_COMMANDS)
+            if close:
+                message += f" (did you mean '{close}'?)"
+            if strict:
+                raise SubmitError(message + " (an error with use STRICT : TRUE or -strict)",
+                                  source=self.filename, line=s.line)
+            where = self.origins.get(s.line, (self.filename, s.line))
+            self.read_warnings.append(f"{where[0]}:{where[1]}: {message}" if where[1] is not None
+                                      else f"{where[0]}: {message}")
 
     def make_jobs(self, cluster_id: int, *, submit_dir: str, owner: str, qdate: int,
                   config_get: Callable[[str], str | None] = lambda k: None,
-                  env: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[dict[str, str]]]:
+                  env: Mapping[str, str] | None = None, submit_file: str = "",
+                  plugin_universes: Collection[str] | None = None) -> tuple[dict[str, str], list[dict[str, str]]]:
         """Build every job; return (attributes shared by all procs, per-proc differences).
 
         Every proc is built and validated before anything is returned, so a bad job
-        anywhere means no jobs at all.
+        anywhere means no jobs at all.  ``submit_file`` is ``$(SUBMIT_FILE)``;
+        ``plugin_universes`` names the universes the installed plugins offer (None: any name
+        that could be one is taken for one, for callers that cannot know).
         """
         self.build_warnings = []
         with located(self.filename, self.origins):
             return self._make_jobs(cluster_id, submit_dir=submit_dir, owner=owner, qdate=qdate,
-                                   config_get=config_get, env=env)
+                                   config_get=config_get, env=env, submit_file=submit_file,
+                                   plugin_universes=plugin_universes)
 
     def _make_jobs(self, cluster_id: int, *, submit_dir: str, owner: str, qdate: int,
-                   config_get: Callable[[str], str | None],
-                   env: Mapping[str, str] | None) -> tuple[dict[str, str], list[dict[str, str]]]:
+                   config_get: Callable[[str], str | None], env: Mapping[str, str] | None, submit_file: str,
+                   plugin_universes: Collection[str] | None) -> tuple[dict[str, str], list[dict[str, str]]]:
         environ: Mapping[str, str] = dict(os.environ) if env is None else env
         submit_dir = os.path.abspath(submit_dir)
+        self.defaults = predefined(submit_file, qdate, config_get)
         table: dict[str, Setting] = {}
         ads: list[dict[str, str]] = []
         proc_id = 0
@@ -115,12 +141,16 @@ class SubmitDescription:
                 continue
             snapshot = dict(table)
             base_vars = {"cluster": str(cluster_id), "clusterid": str(cluster_id)}
-            expander = Expander(self._lookup(snapshot, base_vars), environ)
+            expander = Expander(self._lookup(snapshot, base_vars), environ, submit_dir)
             count_text = expand_or_raise(expander, stmt.count, source=self.filename, line=stmt.line).strip()
-            if not re.fullmatch(r"\d+", count_text):
+            try:
+                number = arith(count_text)
+            except MacroError:
+                number = -1
+            if not isinstance(number, int) or number < 0:
                 raise SubmitError(f"queue statement: job count {count_text!r} is not a whole number",
                                   source=self.filename, line=stmt.line)
-            count = int(count_text)
+            count = number
             dynamic = _dynamic(snapshot, {v.lower() for v in stmt.variables})
             plan: Plan | None = None
             dirty: set[str] = set()
@@ -128,13 +158,17 @@ class SubmitDescription:
             for index, row in enumerate(self._items(stmt, expander, submit_dir)):
                 for step in range(count):
                     vars_ = dict(base_vars)
+                    # $(Node) is a node number in the parallel universe only (which htcd refuses): empty
                     vars_.update({"process": str(proc_id), "procid": str(proc_id), "step": str(step),
-                                  "itemindex": str(index), "row": str(index), "node": "#pArAlLeLnOdE#"})
+                                  "itemindex": str(index), "row": str(index), "node": "",
+                                  "jobid": f"{cluster_id}.{proc_id}"})
                     vars_.update(row)
                     tr = self._translator(snapshot, vars_, JobContext(
-                        cluster_id, proc_id, submit_dir, owner, qdate, config_get, environ), fixed)
+                        cluster_id, proc_id, submit_dir, owner, qdate, config_get, environ,
+                        plugin_universes), fixed)
                     if plan is None:  # the statement's first job is built whole; the rest re-run what varies
                         ads.append(tr.build())
+                        self.build_warnings.extend(f"{self._where(stmt.line)}: {w}" for w in tr.warnings)
                         plan = tr.plan()
                         dirty = plan.dirty(dynamic)
                         fixed.update((k, got) for k in snapshot if k not in dynamic
@@ -145,12 +179,14 @@ class SubmitDescription:
         return _split(ads)
 
     def _lookup(self, table: Mapping[str, Setting], vars_: Mapping[str, str]) -> Callable[[str], str | None]:
+        defaults = self.defaults
+
         def lookup(name: str) -> str | None:
             key = name.lower()
             if key in vars_:
                 return vars_[key]
             s = table.get(key)
-            return s.value if s is not None else None
+            return s.value if s is not None else defaults.get(key)
         return lookup
 
     def _items(self, stmt: QueueStatement, expander: Expander, submit_dir: str) -> list[dict[str, str]]:
@@ -170,14 +206,14 @@ class SubmitDescription:
         else:
             if stmt.from_command:
                 command = expand_or_raise(expander, stmt.filename, source=src, line=stmt.line)
-                lines = [ln.strip() for ln in _command_output(command, submit_dir, src, stmt.line).splitlines()]
+                lines = [ln.strip() for ln in _command_output(command, submit_dir, src, stmt.line).split("\n")]
                 raw_rows = [ln for ln in lines if ln and not ln.startswith("#")]
             elif stmt.filename:
                 fname = expand_or_raise(expander, stmt.filename, source=src, line=stmt.line)
                 path = os.path.join(submit_dir, fname)
                 try:
                     with open(path, encoding="utf-8") as fh:
-                        lines = [ln.strip() for ln in fh.read().splitlines()]
+                        lines = [ln.strip() for ln in fh.read().split("\n")]
                 except OSError as err:
                     raise SubmitError(f"queue from {fname!r}: cannot read the file: {err.strerror}",
                                       source=src, line=stmt.line) from err
@@ -234,7 +270,7 @@ class SubmitDescription:
     def _translator(self, table: Mapping[str, Setting], vars_: Mapping[str, str], ctx: JobContext,
                     fixed: dict[str, tuple[str, int]]) -> Translator:
         """A translator for one job; ``fixed`` caches the expansions that are the same for every job."""
-        expander = Expander(self._lookup(table, vars_), ctx.env)
+        expander = Expander(self._lookup(table, vars_), ctx.env, ctx.submit_dir)
         src = self.filename
         loop_vars = {k: v for k, v in vars_.items() if k not in _QUEUE_BUILTINS}
 
@@ -261,6 +297,12 @@ class SubmitDescription:
         return Translator(get, ctx, src, custom, extra)
 
 
+def _last_true(statements: Sequence[Setting | QueueStatement], key: str) -> bool:
+    """Whether the last setting of ``key`` in the file is a true value (``use STRICT : TRUE`` sets some)."""
+    value = next((s.value for s in reversed(statements) if isinstance(s, Setting) and s.key == key), None)
+    return bool(value is not None and bool_value(value))
+
+
 def _flag(expander: Expander, name: str, default: bool) -> bool:
     """A true/false submit variable such as ``SubmitFailEmptyMatches``."""
     value = expander.lookup(name)
@@ -274,7 +316,8 @@ def _is_extra_request(key: str) -> bool:
 
 _PER_PROC = frozenset(_BUILTINS - {"cluster", "clusterid", "dollar"})
 # the macros every job of a queue statement gets besides the statement's own variables
-_QUEUE_BUILTINS = frozenset({"cluster", "clusterid", "process", "procid", "step", "itemindex", "row", "node"})
+_QUEUE_BUILTINS = frozenset({"cluster", "clusterid", "process", "procid", "step", "itemindex", "row", "node",
+                             "jobid"})
 _VOLATILE = re.compile(r"\$(RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR)\(", re.IGNORECASE)
 
 
@@ -332,7 +375,8 @@ def _split(ads: list[dict[str, str]]) -> tuple[dict[str, str], list[dict[str, st
 def parse_submit(text: str, filename: str = "<submit>", *, append: Sequence[str] = (),
                  defines: Sequence[str] = (), queue: str | None = None, submit_dir: str | None = None,
                  templates: TemplateSet | None = None, sources: Sources | None = None,
-                 env: Mapping[str, str] | None = None, path: str | None = None) -> SubmitDescription:
+                 env: Mapping[str, str] | None = None, path: str | None = None,
+                 strict: bool = False) -> SubmitDescription:
     """Parse submit-file text; raise SubmitError naming the file and line of the first problem.
 
     ``include`` reads through ``sources`` (default: this machine's files and commands, relative
@@ -343,7 +387,8 @@ def parse_submit(text: str, filename: str = "<submit>", *, append: Sequence[str]
     (``-queue``) replaces the file's queue statements.  Their errors name ``-append:N`` /
     ``-queue`` instead of the file, and errors in an included file name that file and line.
     ``defines`` are condor_submit's ``name=value`` arguments: read as if they began the file (so
-    the file's own settings win), their errors naming ``command line:N``.
+    the file's own settings win), their errors naming ``command line:N``.  ``strict`` makes a line
+    that is no command and that nothing uses an error instead of a warning.
     """
     reader = Reader(filename, sources=sources or LocalSources(submit_dir or os.getcwd()),
                     templates=templates or TemplateSet(), env=os.environ if env is None else env, path=path)
@@ -366,7 +411,7 @@ def parse_submit(text: str, filename: str = "<submit>", *, append: Sequence[str]
     if queue is not None:
         stmt = read_queue(reader, queue, "-queue")
         parsed.statements = [s for s in parsed.statements if not isinstance(s, QueueStatement)] + [stmt]
-    return SubmitDescription(parsed)
+    return SubmitDescription(parsed, strict=strict)
 
 
 @contextlib.contextmanager

@@ -20,7 +20,8 @@ from htcd.submit.errors import SubmitError
 
 _DOLLAR_MARK = "\x00DOLLAR\x00"
 _MAX_DEPTH = 32
-_FUNC = re.compile(r"\$(ENV|INT|REAL|RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR|F[a-zA-Z]*|)\(", re.IGNORECASE)
+_FUNC = re.compile(r"\$(ENV|INT|REAL|RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR|DIRNAME|BASENAME|F[a-zA-Z]*|)\(",
+                   re.IGNORECASE)
 
 
 class MacroError(ValueError):
@@ -49,7 +50,7 @@ _OPS: dict[type, Callable[..., float | int]] = {
 }
 
 
-def _arith(text: str) -> float | int:
+def arith(text: str) -> float | int:
     """Evaluate simple arithmetic (numbers, + - * / %, parentheses) without eval()."""
 
     def walk(node: ast.AST) -> float | int:
@@ -81,25 +82,34 @@ def _printf(fmt: str, value: float | int) -> str:
         raise MacroError(f"bad format {fmt!r}") from err
 
 
-def _file_parts(flags: str, path: str) -> str:
-    """``$Fpnx(name)``-style path pieces: p=directory, d=parent name, n=base name, x=extension, q=quote."""
+def _file_parts(flags: str, path: str, directory: str) -> str:
+    """``$F<flags>(name)`` path pieces, as the manual describes them: f=full path (against
+    ``directory``), p=directory, d=its last part (wins over p), n=base name, x=extension, b=d
+    without its slash / x without its dot, u/w=slashes/backslashes, q=quoted ("", or '' with a)."""
     flags = flags.lower()
+    if "f" in flags and not os.path.isabs(path):
+        path = directory.rstrip("/") + "/" + path
+    if "u" in flags:
+        path = path.replace("\\", "/")
     dirname, base = os.path.split(path)
     stem, ext = os.path.splitext(base)
     out = ""
-    if "p" in flags:
-        out += dirname + ("/" if dirname else "")
-    elif "d" in flags:
+    if "d" in flags:
         parent = os.path.basename(dirname)
-        out += parent + ("/" if parent else "")
+        out += parent + ("/" if parent and "b" not in flags else "")
+    elif "p" in flags:
+        out += dirname + ("/" if dirname and not dirname.endswith("/") else "")
     if "n" in flags:
         out += stem
     if "x" in flags:
-        out += ext
+        out += ext[1:] if "b" in flags else ext
     if not any(f in flags for f in "pdnx"):
         out = path
+    if "w" in flags:
+        out = out.replace("/", "\\")
     if "q" in flags:
-        out = '"' + out + '"'
+        mark = "'" if "a" in flags else '"'
+        out = mark + out + mark
     return out
 
 
@@ -138,9 +148,11 @@ def _split_refs(text: str) -> tuple[str | tuple[str, str], ...]:
 class Expander:
     """Expands macro references against a lookup function and an environment."""
 
-    def __init__(self, lookup: Lookup, env: Mapping[str, str]) -> None:
+    def __init__(self, lookup: Lookup, env: Mapping[str, str], directory: str | None = None) -> None:
         self.lookup = lookup
         self.env = env
+        #: What ``$Ff()`` makes a relative name absolute against (condor_submit: its working directory).
+        self.directory = directory or os.getcwd()
 
     def expand(self, text: str) -> str:
         """Fully expand ``text``; ``$(DOLLAR)`` becomes a literal ``$`` only at the very end."""
@@ -174,13 +186,14 @@ class Expander:
         if kind == "ENV":
             name, sep, default = body.partition(":")
             value = self.env.get(name.strip())
-            return value if value is not None else (default if sep else "")
+            # an unset variable without a default is the word UNDEFINED, as the manual says
+            return value if value is not None else (default if sep else "UNDEFINED")
         if kind in ("INT", "REAL"):
             name, _, fmt = body.partition(",")
             name = name.strip()
             raw = self.lookup(name)
             text = self._expand(raw, depth + 1) if raw is not None else name
-            num = _arith(text)
+            num = arith(text)
             if kind == "INT":
                 if isinstance(num, float) and not num.is_integer():
                     num = int(num)
@@ -190,10 +203,11 @@ class Expander:
             return f"{float(num):G}"
         if kind in ("RANDOM_CHOICE", "RANDOM_INTEGER", "CHOICE", "SUBSTR"):
             return self._list_func(kind, [a.strip() for a in body.split(",")], depth)
-        # $F<flags>(name)
+        # $F<flags>(name), $DIRNAME(name) = $Fp(name), $BASENAME(name) = $Fnx(name)
         raw = self.lookup(body.strip())
         path = self._expand(raw, depth + 1) if raw is not None else body.strip()
-        return _file_parts(func[1:], path)
+        flags = {"DIRNAME": "p", "BASENAME": "nx"}.get(kind, func[1:])
+        return _file_parts(flags, path, self.directory)
 
 
     def _value(self, name: str, depth: int) -> str:
@@ -210,14 +224,14 @@ class Expander:
         if kind == "RANDOM_INTEGER":
             if len(args) not in (2, 3):
                 raise MacroError("$RANDOM_INTEGER(min, max[, step]) needs two or three numbers")
-            lo, hi, *step = (int(_arith(a)) for a in args)
+            lo, hi, *step = (int(arith(a)) for a in args)
             if hi < lo or (step and step[0] <= 0):
                 raise MacroError(f"$RANDOM_INTEGER({', '.join(args)}): empty range")
             return str(random.randrange(lo, hi + 1, step[0] if step else 1))
         if kind == "CHOICE":
             if len(args) < 2:
                 raise MacroError("$CHOICE(index, a, b, ...) needs an index and at least one choice")
-            index = int(_arith(self._value(args[0], depth)))
+            index = int(arith(self._value(args[0], depth)))
             if not 0 <= index < len(args) - 1:
                 raise MacroError(f"$CHOICE: index {index} is out of range")
             return args[index + 1]
@@ -225,11 +239,11 @@ class Expander:
         if len(args) not in (2, 3):
             raise MacroError("$SUBSTR(name, start[, length]) needs two or three arguments")
         text = self._value(args[0], depth)
-        start = int(_arith(args[1]))
+        start = int(arith(args[1]))
         if start < 0:
             start = max(0, len(text) + start)
         if len(args) == 3:
-            length = int(_arith(args[2]))
+            length = int(arith(args[2]))
             end = start + length if length >= 0 else len(text) + length
             return text[start:end]
         return text[start:]
@@ -241,3 +255,23 @@ def expand_or_raise(expander: Expander, text: str, *, source: str, line: int) ->
         return expander.expand(text)
     except MacroError as err:
         raise SubmitError(str(err), source=source, line=line) from err
+
+
+#: Names given to a variable's earlier value when a later value refers to itself (``foo = x $(foo)``).
+PREVIOUS_PREFIX = "__previous"
+
+
+def _reference(name: str) -> re.Pattern[str]:
+    return re.compile(r"(\$(?:INT|REAL|CHOICE|SUBSTR|DIRNAME|BASENAME|F[a-zA-Z]*|)\(\s*)" + re.escape(name)
+                      + r"(?=\s*[:,)])",
+                      re.IGNORECASE)
+
+
+def self_reference(name: str, value: str) -> bool:
+    """Whether ``value`` refers to the variable ``name`` (lower case) itself."""
+    return "$" in value and _reference(name).search(value) is not None
+
+
+def rename_reference(value: str, name: str, new: str) -> str:
+    """``value`` with its references to ``name`` pointing at ``new`` instead."""
+    return _reference(name).sub(lambda m: m.group(1) + new, value)

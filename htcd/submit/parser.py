@@ -56,6 +56,8 @@ class ParsedFile:
     statements: list[Setting | QueueStatement] = field(default_factory=list)
     origins: dict[int, tuple[str, int | None]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: Variables read while the file was read (``if`` conditions, include names): used, not typos.
+    used: set[str] = field(default_factory=set)
 
 
 #: Statement lines from this number up stand for a line of another source (``ParsedFile.origins``).
@@ -73,7 +75,8 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     buf: list[str] = []
     start = 0
-    for num, raw in enumerate(text.splitlines(), start=1):
+    # Only a newline ends a line, as in condor_submit (str.splitlines also splits at \f, \v, \x1c...).
+    for num, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip()
         if not buf:
             start = num
@@ -141,7 +144,8 @@ def parse_queue(rest: str, line: int, filename: str) -> QueueStatement:
     km = _KEYWORD.search(rest)
     if km is None:
         count = rest.strip() or "1"
-        if not re.fullmatch(r"\d+|\$\([^)]*\)|\$INT\([^)]*\)", count, re.IGNORECASE):
+        # a number, a macro, or arithmetic of them (`queue 15*1000`), evaluated when the jobs are built
+        if not re.fullmatch(r"[\d\s+\-*/%().]+", re.sub(r"\$[A-Za-z]*\([^)]*\)", "0", count)):
             raise SubmitError(f"cannot parse queue statement 'queue {rest.strip()}': "
                               "expected a job count or 'in', 'matching' or 'from'",
                               source=filename, line=line)

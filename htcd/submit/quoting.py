@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"})
+# ClassAd escapes; other control characters as octal, as HTCondor prints them (a raw \f or \v would
+# end a line of an old-format ad).
+_ESCAPES = str.maketrans({**{chr(c): f"\\{c:03o}" for c in range(32)}, "\\": "\\\\", '"': '\\"', "\n": "\\n",
+                          "\t": "\\t", "\r": "\\r", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\v": "\\v"})
+
+
+# The whitespace a canonical argument or environment value quotes (C's, not Python's wider str.isspace).
+_C_SPACE = frozenset(" \t\n\r")
 
 
 def quote(value: str) -> str:
@@ -74,7 +81,7 @@ def join_canonical(words: list[str]) -> str:
         parts: list[str] = []
         quoted = False
         for c in word:
-            special = c.isspace() or c == "'"
+            special = c in _C_SPACE or c == "'"
             if special and not quoted:
                 parts.append("'")
                 quoted = True
@@ -101,7 +108,8 @@ def parse_environment(value: str) -> dict[str, str]:
     else:
         entries = [e for e in value.split(";") if e.strip()]
     for entry in entries:
-        name, sep, val = entry.strip().partition("=") if not is_new_syntax(value) else entry.partition("=")
+        name, sep, val = entry.partition("=")
+        name = name.strip(" \t")  # a value keeps its own tabs and control characters, as in condor_submit
         if not sep or not name:
             raise ValueError(f"environment entry {entry!r} is not NAME=VALUE")
         env[name] = val

@@ -15,11 +15,12 @@ from collections.abc import Mapping
 
 from htcd.config import MAX_INCLUDE_DEPTH, ConfigError, conditionals, split_top
 from htcd.submit.errors import SubmitError
-from htcd.submit.macros import Expander, expand_or_raise
+from htcd.submit.macros import PREVIOUS_PREFIX, Expander, expand_or_raise, rename_reference, self_reference
 from htcd.submit.parser import (
     VIRTUAL_LINE,
     ParsedFile,
     QueueStatement,
+    Setting,
     assignment,
     is_queue,
     logical_lines,
@@ -43,6 +44,7 @@ class _Scope:
         return expand_or_raise(self.reader.expander(), text, source=self.source, line=self.line).strip()
 
     def is_defined(self, name: str) -> bool:
+        self.reader.parsed.used.add(name.lower())
         return bool(self.reader.values.get(name.lower(), "").strip())
 
 
@@ -60,9 +62,14 @@ class Reader:
         #: The files being read, outermost first, by ``sources.name``: an include loop names them.
         self.chain = [path] if path else [] if filename.startswith("<") else [sources.name(filename)]
         self._next = VIRTUAL_LINE
+        self._generation = 0
 
     def expander(self) -> Expander:
-        return Expander(lambda name: self.values.get(name.lower()), self.env)
+        return Expander(self._lookup, self.env)
+
+    def _lookup(self, name: str) -> str | None:
+        self.parsed.used.add(name.lower())
+        return self.values.get(name.lower())
 
     def line_for(self, source: str, line: int | None) -> int:
         """The statement line for ``source:line``: itself in the top file, else a new virtual one."""
@@ -110,8 +117,7 @@ class Reader:
                 stmt = parse_queue(rest_text, ln, src)
                 self.parsed.statements.append(dataclasses.replace(stmt, line=self.line_for(src, ln)))
             elif (setting := assignment(line)) is not None:
-                self.values[setting.key] = setting.value
-                self.parsed.statements.append(dataclasses.replace(setting, line=self.line_for(src, ln)))
+                self._setting(setting, self.line_for(src, ln))
             else:
                 raise SubmitError(f"cannot parse line {line!r}: expected 'name = value', a queue statement, "
                                   f"or include, if, use, error or warning (unknown statement {line.split()[0]!r})",
@@ -120,6 +126,22 @@ class Reader:
             where = "template" if at else "file"
             raise SubmitError(f"if on line {stack[-1][4]} has no endif before the end of the {where}",
                               source=at[0] if at else source, line=stack[-1][4])
+
+    def _setting(self, setting: Setting, line: int) -> None:
+        """Keep ``name = value``; a value that names its own variable reads the value before it."""
+        value = setting.value
+        if self_reference(setting.key, value):
+            # condor_submit expands $(foo) in `foo = snap $(foo)` with foo's previous value: keep that
+            # value under a name of its own and point the reference at it.
+            self._generation += 1
+            hidden = f"{PREVIOUS_PREFIX}{self._generation}_{setting.key}"
+            previous = self.values.get(setting.key)
+            if previous is not None:
+                self.values[hidden] = previous
+                self.parsed.statements.append(Setting(hidden, previous, line))
+            value = rename_reference(value, setting.key, hidden)
+        self.values[setting.key] = value
+        self.parsed.statements.append(Setting(setting.name, value, line))
 
     def _include(self, rest: str, source: str, line: int, depth: int) -> None:
         """``include [ifexist] [command] : target``, or ``include : command |``."""

@@ -47,6 +47,11 @@ CASES: dict[str, str] = {
     "macro_fparts": E + "path = /data/sub/file.tar.gz\n"
                         "arguments = $Fp(path) $Fn(path) $Fx(path) $Fnx(path) $Fd(path)\nqueue\n",
     "macro_fq": E + "path = /data/x.txt\ndescription = $Fq(path)\nqueue\n",
+    "macro_fflags": E + "path = /data/sub/file.tar.gz\narguments = $Fdb(path) $Fxb(path) $Fnxqa(path) $Fu(path) "
+                        "$Fpd(path) $Fdn(path) $DIRNAME(path) $BASENAME(path) $Fqa(path)\nqueue\n",
+    "macro_ffull": E + "path = rel/x.txt\narguments = $Ff(path) $Ffp(path) $Ffn(path)\nqueue\n",
+    "macro_fedges": E + "a = x\nb = /a/b/\narguments = $Fp(a)| $Fd(a)| $Fx(a)| $Fdb(a)| $Fp(b)| $Fd(b)| $Fn(b)| "
+                        "$Fdb(b)|\nqueue\n",
     "macro_env": E + "arguments = $ENV(HOME) $ENV(NO_SUCH_VARIABLE_XYZ:none)\nqueue\n",
     "macro_dollar": E + "arguments = cost$(DOLLAR)5\nqueue\n",
     "macro_matchtime": E + "+Site = \"$$(Name)\"\nqueue\n",
@@ -72,7 +77,7 @@ CASES: dict[str, str] = {
     "env_old": E + "environment = A=1;B=two;C=\nqueue\n",
     "env_new": E + "environment = \"A=1 B='x y' C=3\"\nqueue\n",
     "io_files": E + "input = in.txt\noutput = out.txt\nerror = err.txt\nlog = job.log\nqueue\n",
-    "io_stream": E + "output = o\nerror = e\nstream_output = true\nstream_error = false\nqueue\n",
+    "io_stream": E + "output = o\nerror = e\nstream_output = false\nstream_error = false\nqueue\n",
     "initialdir": E + "initialdir = d1\nlog = job.log\noutput = out\nqueue\n",
     "transfer_files": E + "should_transfer_files = YES\nwhen_to_transfer_output = ON_EXIT\n"
                           "transfer_input_files = in.txt, data/a.dat\ntransfer_output_files = res, res2\nqueue\n",
@@ -171,6 +176,71 @@ CASES: dict[str, str] = {
     "job_default_scheduler": "universe = scheduler\n" + E + "queue\n",
     "job_default_cpus_one": E + "queue\n",
     "job_default_zero": E + "queue\n",
+    # commands the daemons act on at run time (deferral, retries, limits, notes...)
+    "deferral_time": E + "deferral_time = 1700000000\nqueue\n",
+    "deferral_all": E + "deferral_time = 1700000000\ndeferral_window = 60\ndeferral_prep_time = 30\nqueue\n",
+    "deferral_expr": E + "deferral_time = time() + 60\nrequest_cpus = 2\nqueue\n",
+    "deferral_schedd_interval": E + "deferral_time = 100\nqueue\n",
+    "cron": E + "cron_minute = */5\ncron_hour = 2\ncron_day_of_month = 1\ncron_month = 2\n"
+                "cron_day_of_week = 3\ncron_window = 10\ncron_prep_time = 5\nqueue\n",
+    "retry_until_expr": E + "retry_until = ExitCode == 2\nqueue\n",
+    "retry_until_code": E + "max_retries = 3\nretry_until = 2\non_exit_remove = ExitCode == 7\nqueue\n",
+    "success_exit_code": E + "success_exit_code = 3\nqueue\n",
+    "retries_all": E + "max_retries = 1\nretry_until = 5\nsuccess_exit_code = 4\non_exit_remove = ExitCode > 9\n"
+                       "queue\n",
+    "durations": E + "allowed_job_duration = 3600\nallowed_execute_duration = 60 * 2\nqueue\n",
+    "job_machine_attrs": E + "job_machine_attrs = Machine, Cpus\njob_machine_attrs_history_length = 2 + 1\nqueue\n",
+    "email_attributes": E + "email_attributes = Owner ExitCode,  Foo\nnotification = always\nqueue\n",
+    "submit_event_notes": E + "submit_event_notes = \"quoted\" notes\nqueue\n",
+    "coresize": E + "coresize = 1000\nqueue\n",
+    "core_size": E + "core_size = 10 * 2\nqueue\n",
+    "nice_user": E + "nice_user = true\nqueue\n",
+    "nice_user_user": E + "nice_user = true\naccounting_group_user = bob\nqueue\n",
+    "nice_user_false": E + "nice_user = false\nqueue\n",
+    "vacate_graceful": E + "job_max_vacate_time = 10 + 5\nwant_graceful_removal = ExitCode == 0\nqueue\n",
+    "kill_sig_graceful": E + "kill_sig = SIGINT\nwant_graceful_removal = true\nqueue\n",
+    "container_image_alone": E + "container_image = docker://debian:12\nqueue\n",
+    "container_image_vanilla": "universe = vanilla\ncontainer_image = /img/x.sif\n" + E + "queue\n",
+    "container_no_executable": "universe = container\ncontainer_image = docker://debian:12\narguments = a b\nqueue\n",
+    "container_executable_not_sent": "universe = container\ncontainer_image = docker://debian\n"
+                                     "transfer_executable = false\nexecutable = /bin/ls\nqueue\n",
+    "stream_false": E + "output = o\nstream_output = false\nstream_error = false\nqueue\n",
+    "shell": "shell = echo hi\nqueue\n",
+    "shell_quotes": "shell = ls -l 'a b' \"c\" > out\narguments = ignored\nqueue\n",
+    # condor_submit's other spellings of commands: job attribute names and older keys
+    "alias_cmd": "cmd = run.sh\nqueue\n",
+    "alias_attributes": E + "LeaveJobInQueue = true\nJobBatchName = bn\nOnExitRemove = ExitCode == 0\n"
+                            "RequestCpus = 2\nRequestMemory = 100\nJobPrio = 4\nqueue\n",
+    "alias_arguments2": E + "arguments2 = \"a 'b c'\"\nqueue\n",
+    "alias_std": E + "stdin = in.txt\nstdout = o\nstderr = e\nqueue\n",
+    "alias_keys": E + "prio = 3\npreferences = Memory\njob_iwd = d1\nmaterialize_max_idle = 3\nqueue\n",
+    "alias_transfer": E + "should_transfer_files = YES\nTransferInputFiles = in.txt\nTransferOutputFiles = a, b\nqueue\n",
+    "alias_not_read": E + "in = in.txt\nout = o\nerr = e\nTransferInput = in.txt\nConcurrencyLimits = x\nqueue\n",
+    "alias_iwd": E + "iwd = d1\nqueue\n",
+    "alias_initial_dir": E + "initial_dir = d2\nqueue\n",
+    "alias_env_args": E + "args = a b\nenv = A=1\nqueue\n",
+    "alias_environment2": E + "environment2 = \"B=2 C='x y'\"\nqueue\n",
+    "transfer_std_false": E + "input = in.txt\noutput = o\nerror = e\ntransfer_input = false\n"
+                              "transfer_output = false\ntransfer_error = false\nqueue\n",
+    "concurrency_limits_expr": E + "concurrency_limits_expr = strcat(\"a\", \"b\")\nqueue\n",
+    "should_transfer_always": E + "should_transfer_files = ALWAYS\nqueue\n",
+    "image_disk_usage": E + "image_size = 2G\ndisk_usage = 3M\nqueue\n",
+    "batch_id": E + "batch_id = \"q\"\nqueue\n",
+    "skip_filechecks": E + "skip_filechecks = true\nqueue\n",
+    # macros
+    "macro_self_reference": E + "foo = $(Process)\nfoo = snap $(foo)\nbar = $(bar) shot\narguments = $(foo) $(bar)\n"
+                                "queue 2\n",
+    "macro_self_reference_functions": E + "foo = a.b\nfoo = $Fn(foo) $(foo:z)\narguments = $(foo)\nqueue\n",
+    "macro_node_outside_parallel": E + "arguments = a$(Node)b\nqueue 2\n",
+    "macro_env_unset": E + "arguments = $ENV(NO_SUCH_VARIABLE_XYZ) $ENV(NO_SUCH_VARIABLE_XYZ:d)\nqueue\n",
+    "macro_predefined": E + "arguments = $(SUBMIT_TIME) $(IsWindows) $(IsLinux) $(ARCH) $(OPSYS) $(OPSYSANDVER) "
+                            "$(OPSYSMAJORVER) $(OPSYSVER)\nqueue\n",
+    "macro_predefined_dates": E + "arguments = $(JobId) $(Year) $(Month) $(Day)\nqueue 2\n",
+    "macro_predefined_overridden": E + "ARCH = mine\narguments = $(ARCH)\nqueue\n",
+    "args_old_escaped_quote": E + "arguments = a \\\"b c\\\" d\nqueue\n",
+    "executable_matchtime": "executable = $$(OpSys)/run.sh\nqueue\n",
+    "executable_matchtime_not_sent": "transfer_executable = false\nexecutable = $$(OpSys)/run.sh\nqueue\n",
+    "unused_line_still_submits": E + "reqest_memory = 1G\nqueue\n",
     # all of it together
     "statements_combined": E + "include : common.sub\nif defined big\n  use template : Big(8G)\nelse\n"
                                "  use template : Big\nendif\narguments = $(Item)\nqueue in (p, q)\n",
@@ -211,6 +281,7 @@ CONFIG: dict[str, str] = {
     "job_default_cpus_one": "JOB_DEFAULT_REQUESTCPUS = 1\nJOB_DEFAULT_REQUESTMEMORY = 2GB\nJOB_DEFAULT_REQUESTDISK = 1G\n",
     "job_default_zero": "JOB_DEFAULT_REQUESTMEMORY = 0\nJOB_DEFAULT_REQUESTDISK = 0\nJOB_DEFAULT_LEASE_DURATION = 0\n",
     "statements_combined": TEMPLATES + "JOB_DEFAULT_NOTIFICATION = error\n",
+    "deferral_schedd_interval": "SCHEDD_INTERVAL = 60\n",
 }
 
 # Extra files a case's directory holds (path -> text; a name ending in .sh is made executable).

@@ -72,7 +72,11 @@ def test_dry_run_to_file_reports(subdir: Path, capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.parametrize(("text", "args", "where", "reason"), [
-    ("executable = run.sh\nreqest_memory = 1G\nqueue\n", [], "job.sub:2:", "did you mean 'request_memory'"),
+    ("executable = run.sh\nreqest_memory = 1G\nqueue\n", ["-strict"], "job.sub:2:", "did you mean 'request_memory'"),
+    ("universe = grid\nexecutable = run.sh\nqueue\n", [], "job.sub:1:", "htcd has no grid universe"),
+    ("universe = nosuchverse\nexecutable = run.sh\nqueue\n", [], "job.sub:1:",
+     "neither HTCondor nor an installed plugin offers it"),
+    ("executable = run.sh\nstream_output = true\nqueue\n", [], "job.sub:2:", "does not stream output"),
     ("executable = run.sh\nrequest_memory = 4 XB\nqueue\n", [], "job.sub:2:", "bad unit"),
     ("executable = nothere.sh\nqueue\n", [], "job.sub:1:", "does not exist"),
     ("executable = run.sh\nrequirements = Memory > \nqueue\n", [], "job.sub:2:", "invalid ClassAd expression"),
@@ -218,3 +222,17 @@ def test_name_value_arguments_begin_the_file(subdir: Path, capsys: pytest.Captur
     assert "more than one submit file given: " in capsys.readouterr().err
     assert htcd_main(["submit", "-dump", str(subdir / "ads"), "request_cpus=(1", str(subdir / "job.sub")]) == 1
     assert "command line:1" in capsys.readouterr().err
+
+
+def test_an_unused_line_warns_and_the_job_is_built(subdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (subdir / "job.sub").write_text("executable = run.sh\nreqest_memory = 1G\nqueue\n")
+    assert htcd_main(["submit", "-dump", str(subdir / "ads"), str(subdir / "job.sub")]) == 0
+    assert capsys.readouterr().err == (f"WARNING: {subdir / 'job.sub'}:2: the line 'reqest_memory = 1G' was unused by "
+                                       "htcd submit. Is it a typo? (did you mean 'request_memory'?)\n")
+    assert len(_ads(subdir / "ads")) == 1
+
+
+def test_submit_file_macro_names_the_file_as_given(subdir: Path) -> None:
+    (subdir / "job.sub").write_text("executable = run.sh\narguments = $(SUBMIT_FILE) $(JobId)\nqueue\n")
+    assert htcd_main(["submit", "-dump", str(subdir / "ads"), str(subdir / "job.sub")]) == 0
+    assert _ads(subdir / "ads")[0].get_value("Args") == f"{subdir / 'job.sub'} 1.0"

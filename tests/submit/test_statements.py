@@ -132,7 +132,7 @@ def test_an_error_at_build_time_names_the_included_line() -> None:
 
 
 def test_a_typo_in_an_included_file_names_it() -> None:
-    err = error(EXE + "include : t.sub\nqueue\n", files={"t.sub": "reqest_memory = 1G\n"})
+    err = error(EXE + "use STRICT : TRUE\ninclude : t.sub\nqueue\n", files={"t.sub": "reqest_memory = 1G\n"})
     assert (err.source, err.line) == ("/sub/t.sub", 1) and "did you mean 'request_memory'" in err.message
 
 

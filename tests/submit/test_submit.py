@@ -113,8 +113,15 @@ def test_macros(tmp_path: Path, exe: Path) -> None:
 
 def test_macro_recursion_is_an_error(tmp_path: Path, exe: Path) -> None:
     with pytest.raises(SubmitError) as err:
-        jobs("executable = run.sh\na = $(a)x\narguments = $(a)\nqueue\n", tmp_path)
-    assert err.value.line == 3
+        jobs("executable = run.sh\na = $(b)x\nb = $(a)y\narguments = $(a)\nqueue\n", tmp_path)
+    assert err.value.line == 4
+
+
+def test_a_value_naming_its_own_variable_reads_the_value_before(tmp_path: Path, exe: Path) -> None:
+    # condor_submit's manual: `foo = snap $(foo)` uses foo's previous value (none: empty)
+    text = ("executable = run.sh\nfoo = $(Process)\nfoo = snap $(foo)\nbar = $(bar:none) x\n"
+            "path = a/b.c\npath = $Fn(path)\narguments = $(foo) $(bar) $(path)\nqueue 2\n")
+    assert [p["Args"] for p in jobs(text, tmp_path)] == ['"snap 0 none x b"', '"snap 1 none x b"']
 
 
 @pytest.mark.parametrize("value,expected", [("100", "100"), ("2G", "2048"), ("2 GB", "2048"),
@@ -137,13 +144,29 @@ def test_bad_unit(tmp_path: Path, exe: Path) -> None:
     assert err.value.line == 3 and "unit" in str(err.value)
 
 
-def test_unknown_command_suggests(tmp_path: Path) -> None:
+def test_an_unused_line_warns_with_a_suggestion(tmp_path: Path) -> None:
+    desc = parse_submit("executable = /bin/true\nreqest_memory = 1G\nqueue\n", "x.sub")
+    assert desc.warnings == ["x.sub:2: the line 'reqest_memory = 1G' was unused by htcd submit. Is it a typo? "
+                             "(did you mean 'request_memory'?)"]
+
+
+@pytest.mark.parametrize("text,strict", [("reqest_memory = 1G\n", True),
+                                         ("use STRICT : TRUE\nreqest_memory = 1G\n", False)])
+def test_an_unused_line_is_an_error_when_strict(text: str, strict: bool) -> None:
     with pytest.raises(SubmitError) as err:
-        parse_submit("executable = /bin/true\nreqest_memory = 1G\nqueue\n", "x.sub")
-    assert err.value.line == 2
-    assert "request_memory" in str(err.value)
-    assert str(err.value).startswith("x.sub:2: ")
+        parse_submit("executable = /bin/true\n" + text + "queue\n", "x.sub", strict=strict)
+    assert str(err.value).startswith(f"x.sub:{text.count(chr(10)) + 1}: the line 'reqest_memory = 1G' was unused")
+    assert "did you mean 'request_memory'" in str(err.value)
     assert isinstance(err.value, UserError)
+
+
+@pytest.mark.parametrize("text", [
+    "x = 1\nif defined x\nendif\n", "part = nothere\ninclude ifexist : $(part).sub\n", "v = 1\narguments = $(v)\n",
+    "+Custom = 1\n", "DAG_STATUS = 0\n", "LeaveJobInQueue = true\n", "transfer_input = false\n",
+])
+def test_used_and_known_lines_do_not_warn(text: str) -> None:
+    desc = parse_submit("executable = /bin/true\n" + text + "queue\n", "x.sub")
+    assert desc.warnings == []
 
 
 def test_user_variable_is_not_unknown_command(tmp_path: Path, exe: Path) -> None:
@@ -292,3 +315,9 @@ def test_fallback_expression_check_accepts() -> None:
     from htcd.submit.exprcheck import _fallback_check
 
     _fallback_check('(Machine == "x(") && (Memory > 5) || -1')
+
+
+def test_only_a_newline_ends_a_line(tmp_path: Path, exe: Path) -> None:
+    # HTCondor 24 keeps form feed, vertical tab and \x1c in the value: Args = "a\fb\vc\034d"
+    (ad,) = jobs("executable = run.sh\narguments = a\x0cb\x0bc\x1cd\nqueue\n", tmp_path)
+    assert ad["Args"] == '"a\\fb\\vc\\034d"'

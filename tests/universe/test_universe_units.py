@@ -27,7 +27,11 @@ def test_submit_names_a_plugin_universe_and_requires_it(tmp_path: Path) -> None:
     assert 'stringListIMember("tagged",TARGET.StarterAbilityList)' in ad["Requirements"].replace(" ", "")
     own = job("universe = tagged\nrequirements = stringListMember(\"tagged\", StarterAbilityList)\n", tmp_path)
     assert own["Requirements"].count("StarterAbilityList") == 1, "the user's own test replaces ours"
-    assert "TARGET.HasJava" in job("universe = java\n", tmp_path)["Requirements"]
+    java, _ = parse_submit("universe = java\nexecutable = run.sh\nqueue\n", "job.sub").make_jobs(
+        3, submit_dir=str(tmp_path), owner="bob", qdate=1000, env={}, plugin_universes={"java"})
+    assert "TARGET.HasJava" in java["Requirements"], "java runs where a plugin offers it"
+    with pytest.raises(SubmitError, match="htcd runs no java universe"):
+        job("universe = java\n", tmp_path)
     vanilla = job("", tmp_path)
     assert "PluginUniverse" not in vanilla and "StarterAbilityList" not in vanilla["Requirements"]
     for bad in ("standard", "globus", "two words", "x-y"):

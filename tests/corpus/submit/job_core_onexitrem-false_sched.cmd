@@ -1,0 +1,10 @@
+universe   = scheduler
+executable = x_sleep.pl
+log = job_core_onexitrem-false_sched.log
+output = job_core_onexitrem-false_sched.out
+error = job_core_onexitrem-false_sched.err
+Notification = NEVER
+arguments  = 3
+on_exit_remove = (time() - QDate) > (2 )
+queue
+

@@ -1,0 +1,10 @@
+universe   = java
+executable = x_java_ReadStdin.class
+output = job_core_output_java.out
+error = job_core_output_java.err
+log = job_core_output_java.log
+input	   = job_core_output.in
+arguments = x_java_ReadStdin
+Notification = NEVER
+queue
+
