@@ -632,6 +632,9 @@ class Translator:
             raise self.fail(f"{self.what('notification', 'notification', line)} must be one of Never, Always, "
                             f"Complete, Error, not {value!r}", line)
         self.ad["JobNotification"] = str(NOTIFICATION[value.lower()])
+        if NOTIFICATION[value.lower()] != 0 and self.first("notification") is not None:
+            self.warnings.append(f"notification = {value} is recorded in the job, but htcd sends no email: "
+                                 "no mail will be sent when the job ends")
         got = self.first("notify_user")
         if got is not None:
             self.ad["NotifyUser"] = quote(got[0])

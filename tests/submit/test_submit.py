@@ -321,3 +321,13 @@ def test_only_a_newline_ends_a_line(tmp_path: Path, exe: Path) -> None:
     # HTCondor 24 keeps form feed, vertical tab and \x1c in the value: Args = "a\fb\vc\034d"
     (ad,) = jobs("executable = run.sh\narguments = a\x0cb\x0bc\x1cd\nqueue\n", tmp_path)
     assert ad["Args"] == '"a\\fb\\vc\\034d"'
+
+
+@pytest.mark.parametrize("value,warns", [("Complete", True), ("Always", True), ("Never", False)])
+def test_notification_warns_that_no_mail_is_sent(tmp_path: Path, value: str, warns: bool) -> None:
+    desc = parse_submit(f"executable = /bin/true\nnotification = {value}\nnotify_user = a@b.c\nqueue\n", "job.sub")
+    desc.make_jobs(1, submit_dir=str(tmp_path), owner="bob", qdate=1000, env=ENV, config_get=lambda k: None)
+    said = [w for w in desc.warnings if "htcd sends no email" in w]
+    assert bool(said) == warns
+    if warns:
+        assert said[0].startswith("job.sub:") and f"notification = {value}" in said[0]
