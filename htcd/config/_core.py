@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 
 from htcd.config import conditionals
-from htcd.config._expand import Arith, ConfigError, expand, find_close, split_top
+from htcd.config._expand import WHERE, Arith, ConfigError, expand, find_close, split_top
 from htcd.config._lines import assignment, first_word
 from htcd.config._table import COMPUTED, fallback, table
 from htcd.config.persist_file import persistent_file
@@ -100,6 +100,7 @@ class Config:
                 raise ConfigError(f"macro recursion: {chain}",
                                   source=first.source if first else None, line=first.line if first else None)
             stack.append(key)
+            WHERE.append((e.source, e.line))
             try:
                 value = expand(e.raw, self._value, self._env, stack)
             except ConfigError as err:
@@ -108,6 +109,7 @@ class Config:
                 raise ConfigError(f"{e.name} = {e.raw}: {err.message}", source=e.source, line=e.line) from None
             finally:
                 stack.pop()
+                WHERE.pop()
         if cache is not None:
             cache[key] = value
         return value
@@ -283,12 +285,20 @@ class Config:
         self._defs.pop(key, None)
         self._defs[key] = Entry(name, raw, source, line)
 
+    def append(self, name: str, raw: str, source: str, line: int) -> None:
+        """``NAME += more``: the previous definition of exactly this name (or its default), a
+        blank and ``more``, as written (so macros in either stay lazy), as HTCondor 25 does."""
+        key = name.lower()
+        e = self._defs.get(key)
+        if e is None:
+            e = _default_entry(key, self.subsystem)
+        previous = e.raw if e is not None else ""
+        self.define(name, f"{previous} {raw}" if previous else raw, source, line)
+
     def _previous(self, key: str) -> str | None:
         e = self._defs.get(key)
-        if e is None and "." in key:
+        if e is None and "." in key:  # a file's NAME, not NAME's default, as in HTCondor
             e = self._defs.get(key.split(".", 1)[1])
-            if e is None:
-                e = _default_entry(key.split(".", 1)[1], self.subsystem)
         if e is None:
             e = _default_entry(key, self.subsystem)
         return None if e is None else e.raw
@@ -411,6 +421,8 @@ class _Parser:
                 line = line[:-1]
             if not line or line.startswith("#") or line.startswith("["):
                 continue
+            if line[:1] == "@" and first_word(line[1:])[0].lower() == "use":
+                line = line[1:]  # the documented "@use": older readers skip it as a bad line
             word, rest = first_word(line)
             lw = word.lower()
             is_kw = not rest.lstrip().startswith(("=", "@="))
@@ -429,7 +441,8 @@ class _Parser:
                     i += 1
                     if t == "@" + tag:
                         break
-                    body.append(t)
+                    if not t.startswith("#"):  # comment lines are not part of the value
+                        body.append(t)
                 if active:
                     cfg.define(name, "\n".join(body), source, where(lineno))
                 continue
@@ -447,7 +460,10 @@ class _Parser:
             if name is None:
                 raise ConfigError(f"not a valid config line: {line!r} (expected NAME = value)",
                                   source=source, line=where(lineno))
-            cfg.define(name, value.strip(), source, where(lineno))
+            if op == "+=":
+                cfg.append(name, value.strip(), source, where(lineno))
+            else:
+                cfg.define(name, value.strip(), source, where(lineno))
         if stack:
             raise ConfigError(f"if on line {stack[-1][4]} has no endif before end of file",
                               source=source, line=stack[-1][4])
@@ -626,54 +642,72 @@ def _template(cat: str, name: str, source: str, line: int) -> str:
                       + ", ".join(known[cat.upper()]), source=source, line=line)
 
 
-def _args_from(args: str, skip: int) -> str:
-    """The argument text after the first ``skip`` arguments, as written (commas and spacing kept)."""
-    rest = args
-    for _ in range(skip):
-        parts = split_top(rest, ",", 1)
-        if len(parts) < 2:
-            return ""
-        rest = parts[1]
-    return rest.strip()
+def _arg_tokens(args: str) -> list[tuple[int, str]]:
+    """The arguments of a ``use`` line: (end offset, text) of each comma-separated piece that is
+    not blank, trimmed.  Commas inside parentheses separate too, and blank pieces are dropped
+    (``T(, b)`` has one argument, ``b``), as HTCondor's reader has it."""
+    out = []
+    start = 0
+    for k, c in enumerate(args + ","):
+        if c == ",":
+            piece = args[start:k].strip()
+            if piece:
+                out.append((k, piece))
+            start = k + 1
+    return out
+
+
+def _meta_arg(body: str, args: str, tokens: list[tuple[int, str]]) -> str:
+    """The value of one ``$(N...)`` of a template: N, then ``?`` (1 when non-empty), ``#`` or
+    ``+`` (N = 0: the count; else argument N and the rest, as written), then ``:default``."""
+    k = 0
+    while k < len(body) and body[k].isdigit():
+        k += 1
+    index = int(body[:k])
+    flag = body[k:k + 1] if body[k:k + 1] in ("?", "#", "+") else ""
+    k += len(flag)
+    default = body[k + 1:] if body[k:k + 1] == ":" else None
+    if index <= 0:
+        value = str(len(tokens)) if flag in ("#", "+") else args
+    elif flag in ("#", "+"):
+        if index == 1:
+            value = args
+        elif index - 1 <= len(tokens):
+            value = args[tokens[index - 2][0]:]
+            value = value[1:] if value.startswith(",") else value
+        else:
+            value = ""
+        if not value.strip() and default is not None:
+            value = default
+    elif index <= len(tokens):
+        value = tokens[index - 1][1]
+    else:
+        value = default if default is not None else ""
+    value = value.strip()
+    if flag == "?":
+        return "1" if value else "0"
+    return value
 
 
 def apply_template_args(text: str, args: str) -> str:
-    """Fill template arguments: ``$(0)`` all, ``$(N)``, ``$(N:def)``, ``$(N?)``, ``$(N+)``, ``$(0#)``."""
-    values = [a.strip() for a in split_top(args, ",")] if args.strip() else []
-    out: list[str] = []
-    i = 0
+    """Fill template arguments: ``$(0)`` all, ``$(N)``, ``$(N:def)``, ``$(N?)``, ``$(N+)``, ``$(0#)``.
+
+    The first such macro is replaced, then the text is scanned again from the start, so a
+    default may hold another (``$(3+:1/$(NUM_SLOTS_TYPE_$(1:1)))``)."""
+    tokens = _arg_tokens(args)
+    pos = 0
     while True:
-        j = text.find("$(", i)
+        j = text.find("$(", pos)
         if j < 0:
-            out.append(text[i:])
-            break
-        close = find_close(text, j + 2)
-        body = text[j + 2:close] if close > 0 else ""
-        parts = split_top(body, ":", 1)
-        head = parts[0].strip()
-        digits = head.rstrip("?+#")
-        if close < 0 or not digits.isdigit():
-            out.append(text[i:j + 2])
-            i = j + 2
+            return text
+        if (j > 0 and text[j - 1] == "$") or not text[j + 2:j + 3].isdigit():
+            pos = j + 2
             continue
-        out.append(text[i:j])
-        k = int(digits)
-        suffix = head[len(digits):]
-        if suffix == "#":
-            rep = str(len(values))
-        elif suffix == "?":
-            rep = "1" if (args.strip() if k == 0 else k <= len(values) and values[k - 1]) else "0"
-        elif suffix == "+":
-            rep = _args_from(args, max(k - 1, 0))
-        elif k == 0:
-            rep = args.strip()
-        else:
-            rep = values[k - 1] if k <= len(values) else ""
-        if not rep and len(parts) > 1:
-            rep = parts[1]
-        out.append(rep)
-        i = close + 1
-    return "".join(out)
+        close = find_close(text, j + 2)
+        if close < 0:
+            return text
+        text = text[:j] + _meta_arg(text[j + 2:close], args, tokens) + text[close + 1:]
+        pos = 0
 
 
 # ----- sources -------------------------------------------------------------------------------
@@ -706,6 +740,8 @@ def load(subsystem: str = "TOOL", local_name: str | None = None,
     if top is None:
         parser.parse_text(EMBEDDED_DEFAULT, EMBEDDED)
     elif top:
+        root = os.path.dirname(os.path.abspath(top))
+        cfg.define("CONFIG_ROOT", root, PARAM_TABLE, 0)  # the top file's folder, for includes
         parser.parse_file(top)
     if top != "":
         _locals(cfg, parser)
@@ -716,47 +752,95 @@ def load(subsystem: str = "TOOL", local_name: str | None = None,
 
 
 def _locals(cfg: Config, parser: _Parser) -> None:
-    """LOCAL_CONFIG_DIR (lexical order, excluded names skipped), then LOCAL_CONFIG_FILE."""
-    dirs = cfg.get_list("LOCAL_CONFIG_DIR")
+    """LOCAL_CONFIG_DIR (lexical order, excluded names skipped), then LOCAL_CONFIG_FILE (a file
+    that changes LOCAL_CONFIG_FILE chains to the new list), then LOCAL_CONFIG_DIR again if
+    those files changed it, then the user's config file: HTCondor's order."""
+    dirs = cfg.get("LOCAL_CONFIG_DIR")
     if dirs:
-        import re
+        _local_dirs(cfg, parser)
+    _local_files(cfg, parser)
+    new_dirs = cfg.get("LOCAL_CONFIG_DIR")
+    if new_dirs and new_dirs != dirs:
+        _local_dirs(cfg, parser)
+    _user_file(cfg, parser)
 
-        pattern = cfg.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
+
+def _local_dirs(cfg: Config, parser: _Parser) -> None:
+    import re
+
+    pattern = cfg.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
+    try:
+        exclude = re.compile(pattern) if pattern else None
+    except re.error as err:
+        where = cfg.where("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
+        raise ConfigError(f"LOCAL_CONFIG_DIR_EXCLUDE_REGEXP is not a valid regular expression: {err}",
+                          source=where[0] if where else None, line=where[1] if where else None) from None
+    for d in cfg.get_list("LOCAL_CONFIG_DIR"):
         try:
-            exclude = re.compile(pattern) if pattern else None
-        except re.error as err:
-            where = cfg.where("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
-            raise ConfigError(f"LOCAL_CONFIG_DIR_EXCLUDE_REGEXP is not a valid regular expression: {err}",
-                              source=where[0] if where else None, line=where[1] if where else None) from None
-        for d in dirs:
-            try:
-                names = sorted(os.listdir(d))
-            except OSError:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        for fn in names:
+            path = os.path.join(d, fn)
+            if exclude is not None and exclude.search(fn):
                 continue
-            for fn in names:
-                path = os.path.join(d, fn)
-                if exclude is not None and exclude.search(fn):
-                    continue
-                if os.path.isfile(path):
-                    parser.parse_file(path)
-    whole = (cfg.get("LOCAL_CONFIG_FILE") or "").strip()
-    if whole.endswith("|"):  # one command whose output is config text
-        cmd = whole[:-1].strip()
-        parser.parse_text(_run_command(cmd), f"<command: {cmd}>")
-        return
-    files = cfg.get_list("LOCAL_CONFIG_FILE")
-    if not files:
+            if os.path.isfile(path):
+                parser.parse_file(path)
+
+
+def _local_list(value: str) -> list[str]:
+    """LOCAL_CONFIG_FILE's value as sources: one command (ending in ``|``), else a file list."""
+    if value.strip().endswith("|"):
+        return [value.strip()]
+    return value.replace(",", " ").split()
+
+
+def _local_files(cfg: Config, parser: _Parser) -> None:
+    value = cfg.get("LOCAL_CONFIG_FILE") or ""
+    todo = _local_list(value)
+    if not todo:
         return
     required = cfg.get_bool("REQUIRE_LOCAL_CONFIG_FILE", True)
-    for path in files:
-        if not os.path.exists(path):
-            if required:
-                where = cfg.where("LOCAL_CONFIG_FILE")
-                raise ConfigError(f"local config file {path} not found (set REQUIRE_LOCAL_CONFIG_FILE = "
-                                  "false to allow this)", source=where[0] if where else None,
-                                  line=where[1] if where else None)
+    done: list[str] = []
+    k = 0
+    while k < len(todo):
+        source = todo[k]
+        if source.endswith("|"):  # a command whose output is config text
+            cmd = source[:-1].strip()
+            parser.parse_text(_run_command(cmd), f"<command: {cmd}>")
+        elif os.path.exists(source):
+            parser.parse_file(source)
+        elif required:
+            where = cfg.where("LOCAL_CONFIG_FILE")
+            raise ConfigError(f"local config file {source} not found (set REQUIRE_LOCAL_CONFIG_FILE = "
+                              "false to allow this)", source=where[0] if where else None,
+                              line=where[1] if where else None)
+        done.append(source)
+        new = cfg.get("LOCAL_CONFIG_FILE") or ""
+        if new != value:  # the file named other local files: go on with those not read yet
+            value = new
+            todo = [s for s in _local_list(new) if s not in done]
+            k = 0
             continue
-        parser.parse_file(path)
+        k += 1
+
+
+def _user_file(cfg: Config, parser: _Parser) -> None:
+    """USER_CONFIG_FILE: an absolute path, or a name under ~/.condor of the effective user.
+    Daemons running as root skip it, as HTCondor's do (they can switch ids)."""
+    name = (cfg.get("USER_CONFIG_FILE") or "").strip()
+    if not name or (os.geteuid() == 0 and cfg.subsystem not in ("TOOL", "SUBMIT")):
+        return
+    if not os.path.isabs(name):
+        import pwd
+
+        try:
+            home = pwd.getpwuid(os.geteuid()).pw_dir
+        except KeyError:
+            return
+        name = os.path.join(home, ".condor", name)
+    if os.access(name, os.R_OK) and os.path.isfile(name):
+        parser.parse_file(name)
 
 
 def _persistent(cfg: Config, parser: _Parser) -> None:

@@ -14,11 +14,21 @@ def first_word(line: str) -> tuple[str, str]:
     return line[:k], line[k:]
 
 
+#: Characters that may stand before ``=`` as an operator (``NAME += more``).  HTCondor 25 reads
+#: ``+=`` as an append and every other one as a plain assignment; the operator must be
+#: separated from the name (``NAME+=x`` is an illegal identifier there).
+OPERATOR_CHARS = frozenset("+-?*!|&/%^~<>.")
+
+
 def assignment(line: str) -> tuple[str | None, str | None, str]:
+    """(name, operator, value text): the operator is ``=``, ``:``, ``@=`` or ``+=``."""
     name, rest = first_word(line)
     if not name:
         return None, None, ""
+    spaced = rest[:1].isspace()
     rest = rest.lstrip()
+    if spaced and rest[:1] in OPERATOR_CHARS and rest[1:2] == "=":
+        return name, "+=" if rest[0] == "+" else "=", rest[2:]
     if rest.startswith("@="):
         return name, "@=", rest[2:]
     if rest.startswith("=") or rest.startswith(":"):
