@@ -423,6 +423,8 @@ class _Parser:
                 continue
             if line[:1] == "@" and first_word(line[1:])[0].lower() == "use":
                 line = line[1:]  # the documented "@use": older readers skip it as a bad line
+            if line.startswith("$(") or "$(" in first_word(line)[1][:2]:
+                line = self._expand_name(line, source, where(lineno)) if active else line
             word, rest = first_word(line)
             lw = word.lower()
             is_kw = not rest.lstrip().startswith(("=", "@="))
@@ -467,6 +469,27 @@ class _Parser:
         if stack:
             raise ConfigError(f"if on line {stack[-1][4]} has no endif before end of file",
                               source=source, line=stack[-1][4])
+
+    def _expand_name(self, line: str, source: str, line_no: int) -> str:
+        """``$(PFX)_KNOB = 1``: macros in a knob's name are expanded when the line is read."""
+        k = 0
+        while k < len(line):
+            if line.startswith("$(", k):
+                close = find_close(line, k + 2)
+                if close < 0:
+                    break
+                k = close + 1
+            elif line[k].isalnum() or line[k] in "_.":
+                k += 1
+            else:
+                break
+        try:
+            name = self.cfg.expand(line[:k])
+        except ConfigError as err:
+            raise ConfigError(err.message, source=source, line=line_no) from None
+        if not name or first_word(name)[0] != name:
+            raise ConfigError(f"illegal knob name {name!r} (from {line[:k]})", source=source, line=line_no)
+        return name + line[k:]
 
     def _conditional(self, kw: str, rest: str, stack: list[list], active: bool, source: str,
                      line: int) -> bool:

@@ -309,7 +309,7 @@ def _fpath(opts: str, body: str, lookup, env, stack: list[str]) -> str:
         if "n" in opts:
             result += stem
         if "x" in opts:
-            result += ext[1:] if "b" in opts else ext
+            result += ext[1:] if "b" in opts and "n" not in opts else ext
     if "w" in opts:
         result = result.replace("/", "\\")
     if "q" in opts and result:
