@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 
 from htcd.config import conditionals
 from htcd.config._expand import WHERE, Arith, ConfigError, expand, find_close, split_top
-from htcd.config._lines import assignment, first_word
+from htcd.config._lines import append_separator, assignment, first_word
 from htcd.config._table import COMPUTED, fallback, table
 from htcd.config.persist_file import persistent_file
 
@@ -285,15 +285,15 @@ class Config:
         self._defs.pop(key, None)
         self._defs[key] = Entry(name, raw, source, line)
 
-    def append(self, name: str, raw: str, source: str, line: int) -> None:
-        """``NAME += more``: the previous definition of exactly this name (or its default), a
-        blank and ``more``, as written (so macros in either stay lazy), as HTCondor 25 does."""
+    def append(self, name: str, raw: str, source: str, line: int, sep: str = " ") -> None:
+        """``NAME += more``: the previous definition of exactly this name (or its default), the
+        separator and ``more``, as written (so macros in either stay lazy), as HTCondor 25 does."""
         key = name.lower()
         e = self._defs.get(key)
         if e is None:
             e = _default_entry(key, self.subsystem)
         previous = e.raw if e is not None else ""
-        self.define(name, f"{previous} {raw}" if previous else raw, source, line)
+        self.define(name, f"{previous}{sep}{raw}" if previous else raw, source, line)
 
     def _previous(self, key: str) -> str | None:
         e = self._defs.get(key)
@@ -421,10 +421,13 @@ class _Parser:
                 line = line[:-1]
             if not line or line.startswith("#") or line.startswith("["):
                 continue
-            if line[:1] == "@" and first_word(line[1:])[0].lower() == "use":
+            if line[:1] == "@" and first_word(line[1:])[0].lower() in ("use", "include", "error", "warning"):
                 line = line[1:]  # the documented "@use": older readers skip it as a bad line
-            if line.startswith("$(") or "$(" in first_word(line)[1][:2]:
-                line = self._expand_name(line, source, where(lineno)) if active else line
+            if active and (line.startswith("$(") or "$(" in first_word(line)[1][:2]):
+                if fixed_line is not None:  # HTCondor expands no macro in a template's knob names
+                    raise ConfigError(f"illegal knob name in a template line: {line}", source=source,
+                                      line=fixed_line)
+                line = self._expand_name(line, source, where(lineno))
             word, rest = first_word(line)
             lw = word.lower()
             is_kw = not rest.lstrip().startswith(("=", "@="))
@@ -462,8 +465,13 @@ class _Parser:
             if name is None:
                 raise ConfigError(f"not a valid config line: {line!r} (expected NAME = value)",
                                   source=source, line=where(lineno))
-            if op == "+=":
-                cfg.append(name, value.strip(), source, where(lineno))
+            if op is not None and op.startswith("+"):
+                cfg.append(name, value.strip(), source, where(lineno), append_separator(op))
+            elif op == "junk=":
+                junk = line[len(name):line.index("=", len(name))].strip()
+                self._message("warning", f"{name} {junk} = ...: the words before '=' are ignored, "
+                              f"as HTCondor ignores them; this sets {name}", source, where(lineno))
+                cfg.define(name, value.strip(), source, where(lineno))
             else:
                 cfg.define(name, value.strip(), source, where(lineno))
         if stack:
@@ -542,22 +550,53 @@ class _Parser:
         cat = cat.strip()
         if not sep or not cat:
             raise ConfigError("use needs 'CATEGORY : template'", source=source, line=line)
-        for item in split_top(items, ","):
-            item = item.strip()
-            if not item:
-                continue
-            args = ""
-            if "(" in item:
-                tname, _, args = item.partition("(")
-                args = args.rstrip()
-                if not args.endswith(")"):
-                    raise ConfigError(f"use {cat}:{item}: missing ')'", source=source, line=line)
-                args = args[:-1]
-            else:
-                tname = item
-            tname = tname.strip()
+        for tname, args in _use_items(items, f"use {cat}:", source, line):
             text = _template(cat, tname, source, line)
             self.parse_text(apply_template_args(text, args), source, fixed_line=line)
+
+
+def _use_items(items: str, what: str, source: str, line: int) -> list[tuple[str, str]]:
+    """The templates of a use line with their argument text: names separated by blanks or
+    commas (``use ROLE : Execute Submit``), each optionally followed by ``(arguments)``."""
+    out = []
+    i, n = 0, len(items)
+    while True:
+        while i < n and (items[i].isspace() or items[i] == ","):
+            i += 1
+        if i >= n:
+            return out
+        k = i
+        while k < n and not items[k].isspace() and items[k] not in ",(":
+            k += 1
+        name = items[i:k]
+        while k < n and items[k].isspace():
+            k += 1
+        args = ""
+        if k < n and items[k] == "(":
+            close = _find_close_brackets(items, k)
+            if close < 0:
+                raise ConfigError(f"{what}{items[i:].strip()}: missing ')'", source=source, line=line)
+            args = items[k + 1:close]
+            k = close + 1
+        if not name:
+            raise ConfigError(f"{what}{items.strip()}: expected a template name", source=source, line=line)
+        out.append((name, args))
+        i = k
+
+
+def _find_close_brackets(text: str, start: int) -> int:
+    """Index of the ``)`` closing the ``(`` at ``start``, nested () and [] counted; -1 if none."""
+    stack: list[str] = []
+    for k in range(start, len(text)):
+        c = text[k]
+        if c in "([":
+            stack.append(")" if c == "(" else "]")
+        elif c in ")]":
+            if not stack or stack.pop() != c:
+                return -1
+            if not stack:
+                return k
+    return -1
 
 
 def _run_command(cmd: str) -> str:

@@ -6,6 +6,8 @@ which must read ``config_val -set`` values exactly as the parser would.
 
 from __future__ import annotations
 
+import re
+
 
 def first_word(line: str) -> tuple[str, str]:
     k = 0
@@ -14,23 +16,40 @@ def first_word(line: str) -> tuple[str, str]:
     return line[:k], line[k:]
 
 
-#: Characters that may stand before ``=`` as an operator (``NAME += more``).  HTCondor 25 reads
-#: ``+=`` as an append and every other one as a plain assignment; the operator must be
-#: separated from the name (``NAME+=x`` is an illegal identifier there).
-OPERATOR_CHARS = frozenset("+-?*!|&/%^~<>.")
+#: ``NAME += more`` appends with a blank; ``NAME +,= more`` with the separator ``,`` (any of
+#: ``, ; | & *``), and a doubled one goes between blanks (``NAME +&&= more``: ``a && more``).
+_PLUS = re.compile(r"\+(?:([,;|&*])(\1)?)?=")
 
 
 def assignment(line: str) -> tuple[str | None, str | None, str]:
-    """(name, operator, value text): the operator is ``=``, ``:``, ``@=`` or ``+=``."""
+    """(name, operator, value text).  The operator is ``=``, ``:``, ``@=``, an append
+    (``+=``, ``+,=``, ``+&&=``...), or ``junk=`` for ``NAME words = value``, whose words
+    HTCondor skips (``A -= b`` assigns b): the parser warns about those."""
     name, rest = first_word(line)
     if not name:
         return None, None, ""
     spaced = rest[:1].isspace()
     rest = rest.lstrip()
-    if spaced and rest[:1] in OPERATOR_CHARS and rest[1:2] == "=":
-        return name, "+=" if rest[0] == "+" else "=", rest[2:]
     if rest.startswith("@="):
         return name, "@=", rest[2:]
     if rest.startswith("=") or rest.startswith(":"):
         return name, rest[0], rest[1:]
+    if not spaced:
+        return None, None, ""
+    m = _PLUS.match(rest)
+    if m:
+        return name, rest[:m.end()], rest[m.end():]
+    k = 0
+    while k < len(rest) and rest[k] not in "=:@+":
+        k += 1
+    if rest[k:k + 1] == "=":
+        return name, "junk=", rest[k + 1:]
     return None, None, ""
+
+
+def append_separator(op: str) -> str:
+    """What an append operator puts between the old value and the new text."""
+    sep = op[1:-1]
+    if not sep:
+        return " "
+    return sep if len(sep) == 1 else f" {sep} "

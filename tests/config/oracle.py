@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "htcd" / "config" / "templates"
+_ASSIGN = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_.]*)[ \t]*(?:[-+?*!|&/%^~<>.]?=|@=)", re.M)
+_USE = re.compile(r"^[ \t]*@?use[ \t]+(\w+)[ \t]*:(.*)$", re.M | re.I)
 
 _CHILD = r"""
 import json, os, sys
@@ -81,6 +87,9 @@ def _run(cases: list[Case], timeout: float) -> tuple[dict[str, dict | str], str 
             current = None
     if current is None and len(results) < len(cases):
         raise RuntimeError(f"the HTCondor oracle stopped before its first case: {proc.stderr[-2000:]}")
+    if current is not None and not results:  # died on its first case: that one alone
+        results[current] = "ERROR"
+        return results, ""
     return results, current
 
 
@@ -93,6 +102,9 @@ def run_all(cases: list[Case], timeout: float = 600) -> dict[str, dict | str]:
         results.update(got)
         if died is None:
             break
+        if died == "":  # the first case was the culprit, read with nothing before it
+            todo = todo[1:]
+            continue
         index = next(i for i, c in enumerate(todo) if c.id == died)
         alone, again = _run([todo[index]], timeout)
         results.update(alone)
@@ -100,3 +112,29 @@ def run_all(cases: list[Case], timeout: float = 600) -> dict[str, dict | str]:
             results[died] = "ERROR"
         todo = todo[index + 1:]
     return results
+
+
+def assigned_names(text: str, args: str = "", depth: int = 0) -> set[str]:
+    """The knob names (lower case) a config text assigns, with those of the templates its
+    ``use`` lines name: a plain reading (argument macros in names filled in naively), to
+    pick the knobs to compare without counting on the reader under test."""
+    values = [a.strip() for a in args.split(",") if a.strip()]
+
+    def arg(m: re.Match[str]) -> str:
+        k = int(m.group(1))
+        return values[k - 1] if 0 < k <= len(values) else (m.group(2) or "")
+
+    if args or depth:
+        text = re.sub(r"\$\((\d+)[?#+]?(?::([^()]*))?\)", arg, text)
+    out = {m.group(1).lower() for m in _ASSIGN.finditer(text)}
+    out.discard("use")
+    if re.search(r"^\s*warning\s*:", text, re.M | re.I) and depth:
+        out.add("warning")  # HTCondor's template reader stores it (test_templates.DEVIATIONS)
+    if depth > 5:
+        return out
+    for m in _USE.finditer(text):
+        for item, inner in re.findall(r"(\w+)\s*(?:\(([^)]*)\))?", m.group(2)):
+            path = TEMPLATES / m.group(1).lower() / f"{item.lower()}.conf"
+            if path.exists():
+                out |= assigned_names(path.read_text(), inner, depth + 1)
+    return out

@@ -349,6 +349,22 @@ L = [
                                           "use POLICY : Preempt_If_Disk_Exceeded\nuse POLICY : Hold_If_Disk_Exceeded\n"},
      ["PREEMPT", "WANT_HOLD", "WANT_HOLD_REASON", "WANT_HOLD_SUBCODE", "MAX_JOB_RUNTIME", "MAXJOBRETIREMENTTIME",
       "WANT_SUSPEND", "DISK_EXCEEDED", "CPU_EXCEEDED"], "TOOL", {}),
+    ("plus_separators", {"top": "A = x\nA +,= b\nB = x\nB +&&= b\nC = x\nC +||= b\nD=x\nD +;= b\nE +,= e\n"
+                                "G=x\nG +|= y\nI=x\nI +&= y\nJ=x\nJ +*= y\nK=x\nK +**= y\nL = x\nL +,,= y\n"},
+     list("ABCDEGIJKL"), "TOOL", {}),
+    ("plus_bad_forms", {"top": "A = x\nA + = y\n"}, ["A"], "TOOL", {}),
+    ("plus_equals_equals", {"top": "F=f\nF +== g\n"}, ["F"], "TOOL", {}),
+    ("words_before_equals", {"top": "A foo = y\nB a b c = z\n"}, ["A", "B"], "TOOL", {}),
+    ("at_include_warning", {"top": "@include : {d}/inc\n@warning : hey\nB = 1\n", "inc": "I = inc\n"}, ["I", "B"],
+     "TOOL", {}),
+    ("at_error", {"top": "A = 1\n@error : stop\n"}, ["A"], "TOOL", {}),
+    ("use_blank_separated", {"top": "use ROLE : Execute Submit\n"}, ["DAEMON_LIST"], "TOOL", {}),
+    ("use_mixed_separators", {"top": "use POLICY : Preempt_If_Memory_Exceeded Hold_If_Cpus_Exceeded, "
+                                     "Limit_Job_Runtimes(50)\n"}, ["PREEMPT", "WANT_HOLD", "MAX_JOB_RUNTIME"],
+     "TOOL", {}),
+    ("template_macro_arg_in_name", {"top": "use EXPERIMENTAL : HADSharedPort\n"}, ["HAD_LIST"], "TOOL", {}),
+    ("template_args_nested_brackets", {"top": "use FEATURE : StaticSlots(2, 1, cpus=min([1, 2]), memory=(25%))\n"},
+     ["SLOT_TYPE_2", "NUM_SLOTS_TYPE_2"], "TOOL", {}),
     ("condor_host_only", {"top": "CONDOR_HOST = cm.example.org\n"},
      ["COLLECTOR_HOST", "NEGOTIATOR_HOST", "CONDOR_VIEW_HOST"], "TOOL", {}),
 ]

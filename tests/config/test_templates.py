@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from htcd.config import ConfigError, known_templates, load, table
-from tests.config.oracle import Case, run_all
+from tests.config.oracle import Case, assigned_names, run_all
 
 pytest.importorskip("htcondor2")
 
@@ -214,31 +214,6 @@ def _random_knobs(path: str) -> set[str]:
     return {e.name.upper() for e in cfg.definitions() if "$RANDOM_" in e.raw}
 
 
-def _targets(template: str, args: str, depth: int = 0) -> set[str]:
-    """The knob names (lower case) ``CAT:name(args)`` assigns, with those of the templates it
-    uses: a plain reading of the text (argument macros in names filled in naively), so that a
-    knob the wheel changed only through a default that depends on it is not compared."""
-    cat, name = template.lower().split(":")
-    path = TEMPLATES / cat / f"{name.strip()}.conf"
-    if depth > 5 or not path.exists():
-        return set()
-    values = [a.strip() for a in args.split(",") if a.strip()]
-
-    def arg(m: re.Match[str]) -> str:
-        k = int(m.group(1))
-        return values[k - 1] if 0 < k <= len(values) else (m.group(2) or "")
-
-    text = re.sub(r"\$\((\d+)[?#+]?(?::([^()]*))?\)", arg, path.read_text())
-    out = {m.group(1).lower() for m in
-           re.finditer(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(?:\+=|@=|=)", text, re.M)}
-    if re.search(r"^\s*warning\s*:", text, re.M | re.I):
-        out.add("warning")  # see DEVIATIONS
-    for m in re.finditer(r"^\s*@?use\s+(\w+)\s*:(.*)$", text, re.M | re.I):
-        for item, inner in re.findall(r"(\w+)\s*(?:\(([^)]*)\))?", m.group(2)):
-            out |= _targets(f"{m.group(1)}:{item}", inner, depth + 1)
-    return out
-
-
 #: Knobs that describe the reading process itself, not the config.
 _PROCESS = {"__P", "PID", "PPID"}
 
@@ -249,6 +224,13 @@ def _lookup_ci(d: dict, key: str) -> str | None:
         if k.lower() == low:
             return v
     return None
+
+
+def _targets(template: str, args: str) -> set[str]:
+    """The knob names (lower case) ``CAT:name(args)`` assigns, with those of the templates it
+    uses, so that a knob the wheel changed only through a default is not compared."""
+    cat, name = template.split(":")
+    return assigned_names(f"use {cat} : {name}({args})\n")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
