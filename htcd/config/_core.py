@@ -558,7 +558,7 @@ class _Parser:
 def _use_items(items: str, what: str, source: str, line: int) -> list[tuple[str, str]]:
     """The templates of a use line with their argument text: names separated by blanks or
     commas (``use ROLE : Execute Submit``), each optionally followed by ``(arguments)``."""
-    out = []
+    out: list[tuple[str, str]] = []
     i, n = 0, len(items)
     while True:
         while i < n and (items[i].isspace() or items[i] == ","):
