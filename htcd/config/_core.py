@@ -408,17 +408,7 @@ class _Parser:
 
         while i < n:
             lineno = i + 1
-            line = lines[i].strip()
-            i += 1
-            # backslash continuation; comment lines inside a continued value are skipped
-            while line.endswith("\\") and i < n:
-                nxt = lines[i].strip()
-                i += 1
-                if nxt.startswith("#"):
-                    continue
-                line = line[:-1] + nxt
-            if line.endswith("\\"):
-                line = line[:-1]
+            line, i = _logical_line(lines, i)
             if not line or line.startswith("#") or line.startswith("["):
                 continue
             if line[:1] == "@" and first_word(line[1:])[0].lower() in ("use", "include", "error", "warning"):
@@ -442,11 +432,10 @@ class _Parser:
                     if i >= n:
                         raise ConfigError(f"multi-line value of {name} has no closing @{tag}",
                                           source=source, line=where(lineno))
-                    t = lines[i].strip()
-                    i += 1
+                    t, i = _logical_line(lines, i)
                     if t == "@" + tag:
                         break
-                    if not t.startswith("#"):  # comment lines are not part of the value
+                    if t and not t.startswith("#"):  # blank and comment lines are not part of it
                         body.append(t)
                 if active:
                     cfg.define(name, "\n".join(body), source, where(lineno))
@@ -467,10 +456,10 @@ class _Parser:
                                   source=source, line=where(lineno))
             if op is not None and op.startswith("+"):
                 cfg.append(name, value.strip(), source, where(lineno), append_separator(op))
-            elif op == "junk=":
-                junk = line[len(name):line.index("=", len(name))].strip()
-                self._message("warning", f"{name} {junk} = ...: the words before '=' are ignored, "
-                              f"as HTCondor ignores them; this sets {name}", source, where(lineno))
+            elif op in ("junk=", "junk:"):
+                junk = line[len(name):line.index(op[-1], len(name))].strip()
+                self._message("warning", f"{name} {junk} {op[-1]} ...: the words before '{op[-1]}' are "
+                              f"ignored, as HTCondor ignores them; this sets {name}", source, where(lineno))
                 cfg.define(name, value.strip(), source, where(lineno))
             else:
                 cfg.define(name, value.strip(), source, where(lineno))
@@ -504,27 +493,57 @@ class _Parser:
         return conditionals.step(self.cfg, kw, rest, stack, active, source, line)
 
     def _include(self, rest: str, source: str, line: int) -> None:
+        """``include [ifexist] [command [into FILE]] : target``; a target ending in ``|`` is a
+        command too.  ``into FILE`` reads FILE when it exists, else runs the command, keeps
+        its output in FILE and reads that (HTCondor's cache for slow commands)."""
         head, sep, target = rest.partition(":")
         if not sep:
             raise ConfigError("include needs ':' before the file name", source=source, line=line)
-        opts = head.lower().split()
-        bad = [o for o in opts if o not in ("ifexist", "command")]
-        if bad:
-            raise ConfigError(f"unknown include option {bad[0]!r} (known: ifexist, command)",
-                              source=source, line=line)
+        words = head.split()
+        ifexist = bool(words) and words[0].lower() in ("ifexist", "ifexists")
+        words = words[1:] if ifexist else words
+        command = bool(words) and words[0].lower() in ("command", "output")
+        words = words[1:] if command else words
+        into = None
+        if command and words and words[0].lower() == "into":
+            if len(words) < 2:
+                raise ConfigError("include ... into: expected a file name after 'into'", source=source, line=line)
+            into, words = words[1], words[2:]
+        if words:
+            raise ConfigError(f"unknown include option {words[0]!r} (the form is: include [ifexist] "
+                              "[command [into FILE]] : target)", source=source, line=line)
         try:
             target = self.cfg.expand(target).strip()
+            into = self.cfg.expand(into).strip() if into is not None else None
         except ConfigError as err:
             raise ConfigError(err.message, source=source, line=line) from None
+        if target.endswith("|"):
+            command, target = True, target[:-1].strip()
         if not target:
             raise ConfigError("include without a file name", source=source, line=line)
+        if into is not None and (not into or into.endswith("|")):
+            raise ConfigError(f"include ... into {into!r}: the destination must be a file", source=source,
+                              line=line)
         if self.depth >= MAX_INCLUDE_DEPTH:
             raise ConfigError(f"includes nested deeper than {MAX_INCLUDE_DEPTH}", source=source, line=line)
         sub = _Parser(self.cfg, self.depth + 1)
         try:
-            if "command" in opts:
-                sub.parse_text(_run_command(target), f"<command: {target}>")
-            elif "ifexist" in opts and not os.path.exists(target):
+            if into is not None and os.path.isfile(into):
+                sub.parse_file(into)
+            elif command:
+                try:
+                    text = _run_command(target)
+                except ConfigError:
+                    if ifexist:
+                        return
+                    raise
+                if into is not None:
+                    with open(into, "w", encoding="utf-8") as f:
+                        f.write(text)
+                    sub.parse_file(into)
+                else:
+                    sub.parse_text(text, f"<command: {target}>")
+            elif ifexist and not os.path.exists(target):
                 return
             else:
                 sub.parse_file(target)
@@ -532,6 +551,9 @@ class _Parser:
             if err.source is None:
                 raise ConfigError(err.message, source=source, line=line) from None
             raise
+        except OSError as err:
+            raise ConfigError(f"include ... into {into}: cannot write it: {err.strerror}", source=source,
+                              line=line) from None
 
     def _message(self, kind: str, text: str, source: str, line: int) -> None:
         """``error : text`` stops reading with that message; ``warning : text`` goes to stderr."""
@@ -597,6 +619,22 @@ def _find_close_brackets(text: str, start: int) -> int:
             if not stack:
                 return k
     return -1
+
+
+def _logical_line(lines: list[str], i: int) -> tuple[str, int]:
+    """The line at ``i``, trimmed, with the lines a trailing ``\\`` continues it onto (each
+    trimmed; comment lines inside skipped); and the index after it."""
+    line = lines[i].strip()
+    i += 1
+    while line.endswith("\\") and i < len(lines):
+        nxt = lines[i].strip()
+        i += 1
+        if nxt.startswith("#"):
+            continue
+        line = line[:-1] + nxt
+    if line.endswith("\\"):
+        line = line[:-1]
+    return line, i
 
 
 def _run_command(cmd: str) -> str:

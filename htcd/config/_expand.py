@@ -134,7 +134,7 @@ def expand(text: str, lookup: Callable[[str, list[str]], str | None], env: Mappi
 def _macro(body: str, lookup, env, stack: list[str]) -> str:
     parts = split_top(body, ":", 1)
     name = parts[0]
-    if name != name.strip():  # HTCondor: "$( A )" is not a macro and stays as written
+    if not _macro_name(name):  # HTCondor: "$( A )", "$(1?)", "$(A-B)" are not macros, kept as written
         return "$(" + body + ")"
     if "$" in name:
         name = expand(name, lookup, env, stack).strip()
@@ -146,6 +146,23 @@ def _macro(body: str, lookup, env, stack: list[str]) -> str:
     if len(parts) > 1:
         return expand(parts[1], lookup, env, stack)
     return ""
+
+
+def _macro_name(name: str) -> bool:
+    """Whether ``name`` may be a macro's name: letters, digits, ``_ . /`` and nested macros."""
+    i = 0
+    while i < len(name):
+        c = name[i]
+        if name.startswith("$(", i):
+            close = find_close(name, i + 2)
+            if close < 0:
+                return False
+            i = close + 1
+            continue
+        if not (c.isalnum() or c in "_./"):
+            return False
+        i += 1
+    return bool(name)
 
 
 def _env(body: str, lookup, env, stack: list[str]) -> str:

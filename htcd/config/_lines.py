@@ -23,8 +23,8 @@ _PLUS = re.compile(r"\+(?:([,;|&*])(\1)?)?=")
 
 def assignment(line: str) -> tuple[str | None, str | None, str]:
     """(name, operator, value text).  The operator is ``=``, ``:``, ``@=``, an append
-    (``+=``, ``+,=``, ``+&&=``...), or ``junk=`` for ``NAME words = value``, whose words
-    HTCondor skips (``A -= b`` assigns b): the parser warns about those."""
+    (``+=``, ``+,=``, ``+&&=``...), or ``junk=`` / ``junk:`` for ``NAME words = value``,
+    whose words HTCondor skips (``A -= b`` assigns b): the parser warns about those."""
     name, rest = first_word(line)
     if not name:
         return None, None, ""
@@ -42,8 +42,8 @@ def assignment(line: str) -> tuple[str | None, str | None, str]:
     k = 0
     while k < len(rest) and rest[k] not in "=:@+":
         k += 1
-    if rest[k:k + 1] == "=":
-        return name, "junk=", rest[k + 1:]
+    if rest[k:k + 1] in ("=", ":"):
+        return name, "junk" + rest[k], rest[k + 1:]
     return None, None, ""
 
 

@@ -17,6 +17,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "htcd" / "config" / "templates"
+#: Config lines the differential tests put first: the install directories (host-dependent in
+#: HTCondor: RELEASE_DIR is where the binaries are) and HTCondor's defaults of knobs that
+#: templates and example configs build on which htcd's param table does not hold (or holds
+#: otherwise, for htcd's own reasons).  The param table is compared with HTCondor's elsewhere;
+#: these tests are about the language.
+PINS = "".join(f"{k} = {v}\n" for k, v in {
+    "RELEASE_DIR": "/rel",
+    "LOCAL_DIR": "/loc",
+    "COLLECTOR": "$(SBIN)/condor_collector",
+    "SCHEDD": "$(SBIN)/condor_schedd",
+    "SHARED_PORT_PORT": "9618",
+    "COLLECTOR_PORT": "9618",
+    "GPU_MONITOR": "$(LIBEXEC)/condor_gpu_utilization",
+    "SYSTEM_JOB_MACHINE_ATTRS": "Cpus,SlotWeight",
+    "SEC_DEFAULT_AUTHENTICATION_METHODS": "FS,IDTOKENS,KERBEROS,SCITOKENS,SSL",
+    "SEC_TOKEN_AP_SIGNING_KEY_NAME": "AP",
+    "PROMETHEUS_HTTP_PORT": "$(SHARED_PORT_PORT)",
+    "CHECKPOINT_DESTINATION_MAPFILE": "$(LOCAL_DIR)/checkpoint-destination-mapfile",
+    "ETC": "$(LOCAL_DIR)",
+    "LIBRARIAN_DATABASE": "$(SPOOL)/library.db",
+    "LIBRARIAN_MAX_DATABASE_SIZE": "2 * 1024 * 1024 * 1024",
+}.items())
+
 _ASSIGN = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_.]*)[ \t]*(?:[-+?*!|&/%^~<>.]?=|@=)", re.M)
 _USE = re.compile(r"^[ \t]*@?use[ \t]+(\w+)[ \t]*:(.*)$", re.M | re.I)
 
@@ -73,44 +96,79 @@ def _env() -> dict[str, str]:
 
 
 def _run(cases: list[Case], timeout: float) -> tuple[dict[str, dict | str], str | None]:
-    """Run ``cases`` in one child; returns the results and the id of the case it died on."""
-    payload = "".join(json.dumps(c.__dict__) + "\n" for c in cases)
-    proc = subprocess.run([sys.executable, "-c", _CHILD], input=payload, capture_output=True, text=True,
-                          env=_env(), timeout=timeout)
+    """Run ``cases`` in one child; returns the results and the id of the case it died on
+    (``""`` when that was its first case, so it was read alone).  A case that takes longer
+    than ``timeout`` seconds (the library loops forever on some mutual recursions) is ended
+    like one that exits, and reads ``"HANG"``."""
+    import selectors
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=_env())
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write("".join(json.dumps(c.__dict__) + "\n" for c in cases).encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
     results: dict[str, dict | str] = {}
     current = None
-    for line in proc.stdout.splitlines():
-        if line.startswith("BEGIN "):
-            current = line[6:]
-        elif line.startswith("RESULT ") and current is not None:
-            results[current] = json.loads(line[7:])
-            current = None
-    if current is None and len(results) < len(cases):
-        raise RuntimeError(f"the HTCondor oracle stopped before its first case: {proc.stderr[-2000:]}")
-    if current is not None and not results:  # died on its first case: that one alone
-        results[current] = "ERROR"
+    hung = False
+    fd = proc.stdout.fileno()
+    pending = b""
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                hung = True
+                break
+            if not sel.select(left):
+                continue
+            chunk = os.read(fd, 1 << 16)  # unbuffered: select() sees every byte not read yet
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                line = raw.decode("utf-8", "replace")
+                if line.startswith("BEGIN "):
+                    current = line[6:]
+                    deadline = time.monotonic() + timeout
+                elif line.startswith("RESULT ") and current is not None:
+                    results[current] = json.loads(line[7:])
+                    current = None
+    finally:
+        sel.close()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    if current is None and len(results) < len(cases) and not hung:
+        raise RuntimeError("the HTCondor oracle stopped before its first case")
+    if current is not None and (hung or not results):
+        results[current] = "HANG" if hung else "ERROR"
         return results, ""
     return results, current
 
 
-def run_all(cases: list[Case], timeout: float = 600) -> dict[str, dict | str]:
-    """Every case's {knob: expanded value or None}, or ``"ERROR"`` when the library rejects it."""
+def run_all(cases: list[Case], timeout: float = 20) -> dict[str, dict | str]:
+    """Every case's {knob: expanded value or None}, ``"ERROR"`` when the library rejects it,
+    or ``"HANG"`` when it does not finish within ``timeout`` seconds."""
     results: dict[str, dict | str] = {}
     todo = list(cases)
     while todo:
         got, died = _run(todo, timeout)
         results.update(got)
-        if died is None:
-            break
-        if died == "":  # the first case was the culprit, read with nothing before it
-            todo = todo[1:]
-            continue
-        index = next(i for i, c in enumerate(todo) if c.id == died)
-        alone, again = _run([todo[index]], timeout)
-        results.update(alone)
-        if again is not None:
-            results[died] = "ERROR"
-        todo = todo[index + 1:]
+        if died:  # it died on a case after others: read that one alone
+            alone, _ = _run([next(c for c in todo if c.id == died)], timeout)
+            results.update(alone)
+        left = [c for c in todo if c.id not in results]
+        if len(left) == len(todo):
+            raise RuntimeError(f"the HTCondor oracle read none of {len(todo)} cases")
+        todo = left
     return results
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from htcd.config import ConfigError, known_templates, load, table
-from tests.config.oracle import Case, assigned_names, run_all
+from tests.config.oracle import PINS, Case, assigned_names, run_all
 
 pytest.importorskip("htcondor2")
 
@@ -31,24 +31,10 @@ TEMPLATES = REPO / "htcd" / "config" / "templates"
 #: What the configs fix, so that a value does not depend on a default either side computes
 #: differently (the param tables are compared elsewhere), plus the knobs arguments name.
 HEADER = """\
-RELEASE_DIR = /rel
-LOCAL_DIR = /loc
 MY_TRIGGER = (Foo > 1)
 MY_OTHER = (Bar < 2)
-""" + "".join(f"{k} = {v}\n" for k, v in {
-    # HTCondor's defaults of knobs the templates build on that htcd's param table does not hold
-    # (or holds otherwise, for htcd's own reasons); the table is tests/config/test_knob_table.py's
-    # concern, this test is about the templates.
-    "COLLECTOR": "$(SBIN)/condor_collector",
-    "SHARED_PORT_PORT": "9618",
-    "COLLECTOR_PORT": "9618",
-    "GPU_MONITOR": "$(LIBEXEC)/condor_gpu_utilization",
-    "SYSTEM_JOB_MACHINE_ATTRS": "Cpus,SlotWeight",
-    "SEC_DEFAULT_AUTHENTICATION_METHODS": "FS,IDTOKENS,KERBEROS,SCITOKENS,SSL",
-    "SEC_TOKEN_AP_SIGNING_KEY_NAME": "AP",
-    "PROMETHEUS_HTTP_PORT": "$(SHARED_PORT_PORT)",
-    "CHECKPOINT_DESTINATION_MAPFILE": "$(LOCAL_DIR)/checkpoint-destination-mapfile",
-}.items())
+""" + PINS
+
 
 #: Arguments that make sense for the template (its manual entry); others get ARG1, ARG2...
 ARGS = {
