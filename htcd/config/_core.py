@@ -413,7 +413,7 @@ class _Parser:
                 continue
             if line[:1] == "@" and first_word(line[1:])[0].lower() in ("use", "include", "error", "warning"):
                 line = line[1:]  # the documented "@use": older readers skip it as a bad line
-            if active and (line.startswith("$(") or "$(" in first_word(line)[1][:2]):
+            if active and "$(" in line and (line.startswith("$(") or first_word(line)[1].startswith("$(")):
                 if fixed_line is not None:  # HTCondor expands no macro in a template's knob names
                     raise ConfigError(f"illegal knob name in a template line: {line}", source=source,
                                       line=fixed_line)
@@ -509,6 +509,10 @@ class _Parser:
             if len(words) < 2:
                 raise ConfigError("include ... into: expected a file name after 'into'", source=source, line=line)
             into, words = words[1], words[2:]
+            if words:  # HTCondor reads nothing after the file name
+                self._message("warning", f"include ... into {into} {' '.join(words)}: the words after the "
+                              "file name are ignored, as HTCondor ignores them", source, line)
+                words = []
         if words:
             raise ConfigError(f"unknown include option {words[0]!r} (the form is: include [ifexist] "
                               "[command [into FILE]] : target)", source=source, line=line)
@@ -729,7 +733,9 @@ def _template(cat: str, name: str, source: str, line: int) -> str:
     path = os.path.join(_TEMPLATES, cat.lower(), name.lower() + ".conf")
     if "/" not in cat + name and os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
-            return f.read()
+            text = f.read()
+        _PRELOADED[(cat.lower(), name.lower())] = text  # read once per process
+        return text
     if _PROVIDER:
         provider = _PROVIDER.pop()
         provider()

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 
+_WORD = re.compile(r"[\w.]*")  # letters, digits, _ and .
+
 
 def first_word(line: str) -> tuple[str, str]:
-    k = 0
-    while k < len(line) and (line[k].isalnum() or line[k] in "_."):
-        k += 1
+    k = _WORD.match(line).end()  # type: ignore[union-attr]  # matches the empty string at least
     return line[:k], line[k:]
 
 

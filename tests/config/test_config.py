@@ -557,3 +557,55 @@ def test_random_picks_are_stable_per_host_and_knob(tmp_path: Path) -> None:
     assert first.get("A") != first.get("B")  # another knob, another draw
     cfg = cfg_of(tmp_path, "use POLICY : UWCS_Desktop\n")
     assert -30 * 60 <= int(cfg.get("UWCS_PERIODIC_CHECKPOINT").split("+ ")[1].split(" *")[0]) * 60 <= 30 * 60
+
+
+# ----- HTCondor 25 forms -------------------------------------------------------------------------
+
+
+def test_words_before_the_operator_are_skipped_with_a_warning(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = cfg_of(tmp_path, "A = x\nA -= y\nB foo : z\n")
+    assert (cfg.get("A"), cfg.get("B")) == ("y", "z")  # as HTCondor reads them
+    err = capsys.readouterr().err
+    assert f"{tmp_path}/top:2: warning: A - = ...: the words before '=' are ignored" in err
+    assert f"{tmp_path}/top:3: warning: B foo : ...: the words before ':' are ignored" in err
+
+
+def test_append_operators(tmp_path: Path) -> None:
+    cfg = cfg_of(tmp_path, "A = x\nA += y\nB = x\nB +,= y\nC = x\nC +&&= y\nD += d\nE = $(F)\nE += e\nF = 2\n")
+    assert [cfg.get(k) for k in "ABCDE"] == ["x y", "x,y", "x && y", "d", "2 e"]
+    assert cfg.raw("E") == "$(F) e"  # appended as written: macros stay lazy
+
+
+def test_include_command_into_caches_the_output(tmp_path: Path) -> None:
+    (tmp_path / "cmd.sh").write_text("echo Z=first\n")
+    text = f"include command into {tmp_path}/cache : sh {tmp_path}/cmd.sh\n"
+    assert cfg_of(tmp_path, text).get("Z") == "first"
+    assert (tmp_path / "cache").read_text() == "Z=first\n"
+    (tmp_path / "cmd.sh").write_text("echo Z=second\n")
+    assert cfg_of(tmp_path, text).get("Z") == "first"  # the cache is read, the command not run
+    with pytest.raises(ConfigError, match=r"top:1: .*command 'false' exited with status 1"):
+        cfg_of(tmp_path, "include command : false\n")
+    assert cfg_of(tmp_path, "include ifexist command : false\nA = 1\n").get("A") == "1"
+
+
+def test_macro_in_a_template_knob_name_is_refused(tmp_path: Path) -> None:
+    from htcd.config import _core, register_templates
+
+    try:
+        register_templates("TESTING", "Named", "K_$(X) = 1\n")
+        with pytest.raises(ConfigError, match=r"top:1: illegal knob name in a template line: K_\$\(X\) = 1"):
+            cfg_of(tmp_path, "use TESTING : Named\n")
+        assert cfg_of(tmp_path, "X = a\nK_$(X) = 1\n").get("K_a") == "1"  # outside templates it is expanded
+    finally:
+        _core._REGISTERED.pop(("testing", "named"), None)
+
+
+def test_local_config_file_chains_and_user_file(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text(f"LOCAL_CONFIG_FILE = {tmp_path}/b\nA = a\n")
+    (tmp_path / "b").write_text("B = b\n")
+    (tmp_path / "u").write_text("U = $(A)$(B)\n")
+    cfg = cfg_of(tmp_path, f"LOCAL_CONFIG_FILE = {tmp_path}/a\nUSER_CONFIG_FILE = {tmp_path}/u\n")
+    assert cfg.get("U") == "ab"
+    assert cfg.files == [f"{tmp_path}/top", f"{tmp_path}/a", f"{tmp_path}/b", f"{tmp_path}/u"]
+    assert cfg.get("CONFIG_ROOT") == str(tmp_path)
