@@ -2,7 +2,8 @@
 scripts/harvest_config_corpus.py) read by htcd and by the htcondor wheel.
 
 Each corpus file is included from a small top file that first pins the install- and
-host-dependent directories (RELEASE_DIR, LOCAL_DIR: the file may set them again).  The wheel
+host-dependent directories and a few defaults (tests/config/oracle.PINS; the file may set them
+again) and lets local config files be missing (the examples name some).  The wheel
 reads all of them in one subprocess (tests/config/oracle.py; a file that makes it exit is
 read alone).  Compared: every knob the file assigns and every knob the templates it uses
 assign, expanded, with host names, addresses and the reader's PID normalised.  A file both
@@ -34,7 +35,9 @@ FILES = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.glob("*/*"))
 #: Knobs that describe the reading process or draw random numbers, never compared.
 UNSTABLE = {"pid", "ppid", "__p"}
 
-_PINNED = {line.split("=")[0].strip().lower() for line in PINS.splitlines()}
+#: top file -> the knobs whose definition (the file's or a template's) draws a random number
+_RANDOM: dict[str, set[str]] = {}
+_PINNED = {line.split("=")[0].strip().lower() for line in PINS.splitlines()} | {"require_local_config_file"}
 
 #: file -> why htcd and HTCondor disagree on it: "*" for the whole file (one rejects it),
 #: or a knob name.  Every entry must still disagree (test_deviations_are_current).
@@ -67,7 +70,8 @@ def _host_strings() -> dict[str, str]:
 
 def _top(tmp: Path, rel: str) -> Path:
     top = tmp / (rel.replace("/", "__") + ".top")
-    top.write_text(PINS + f"include : {CORPUS / rel}\n")
+    # the example configs name local files this machine does not have
+    top.write_text(PINS + f"REQUIRE_LOCAL_CONFIG_FILE = false\ninclude : {CORPUS / rel}\n")
     return top
 
 
@@ -83,6 +87,7 @@ def _htcd(top: Path, keys: set[str]) -> tuple[dict[str, str | None] | str, set[s
             cfg = load("TOOL", env={**_env(), "CONDOR_CONFIG": str(top)})
             defined = {e.name.lower() for e in cfg.definitions() if e.source not in ("<param table>",)}
             names = keys | (defined - UNSTABLE - _PINNED)
+            _RANDOM[str(top)] = {e.name.lower() for e in cfg.definitions() if "$RANDOM_" in e.raw}
             return {k: cfg.get(k) for k in names}, names
     except ConfigError:
         return "ERROR", keys
@@ -106,7 +111,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict | s
         hosts = {**hosts, v6["IPV6_ADDRESS"]: ""}
     out = {}
     for rel in FILES:
-        out[rel] = (_normal(htcd_side[rel], hosts, rel), _normal(wheel[rel], hosts, rel))
+        random = _RANDOM.get(str(tops[rel]), set())
+        out[rel] = (_normal(htcd_side[rel], hosts, random), _normal(wheel[rel], hosts, random))
     return out
 
 
@@ -119,26 +125,20 @@ def _htcd_env(top: Path, keys: set[str]) -> tuple[dict[str, str | None] | str, s
         os.chdir(cwd)
 
 
-def _normal(values: dict | str, hosts: dict[str, str], rel: str) -> dict | str:
+def _normal(values: dict | str, hosts: dict[str, str], random: set[str]) -> dict | str:
     if not isinstance(values, dict):
         return values
-    random = _random_knobs(rel)
     out = {}
     for k, v in values.items():
         if isinstance(v, str):
             for h, rep in hosts.items():
                 v = v.replace(h, rep)
-            if k.lower() in random:
+            if k.lower() in random:  # a random draw: compare the text around the numbers
                 v = re.sub(r"-?\d+", "N", v)
             if v.lower() in ("true", "false"):
                 v = v.lower()  # the wheel gives HTCondor's spelling of a boolean knob it knows
         out[k.upper()] = v
     return out
-
-
-def _random_knobs(rel: str) -> set[str]:
-    text = (CORPUS / rel).read_text(errors="replace")
-    return {m.group(1).lower() for m in re.finditer(r"^\s*([A-Za-z_][\w.]*)\s*=.*\$RANDOM_", text, re.M)}
 
 
 def test_corpus_is_there() -> None:
