@@ -8,7 +8,10 @@ there exits the process) and does ``htcondor2.reload_config()`` plus ``param[kno
 Both sides' expanded values are compared first, so the two do the same work.
 
 Also measured: wall time of ``htcd config_val LOG`` (a fresh interpreter each run), with a
-typical pool config and with the big one.
+typical pool config and with the big one; and the cost of the param table, which holds every
+knob of HTCondor's (over 1,300 rows, parsed on every start): the cold parse in-process, and
+``htcd config_val COLLECTOR_HOST`` with no config beside the same lookup through HTCondor's own
+code (``import htcondor2; param[...]`` in a fresh interpreter) and a bare interpreter start.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -167,6 +171,62 @@ def config_val_ms(top: str | None, runs: int) -> float:
     return statistics.median(times)
 
 
+def table_parse_ms(rounds: int) -> tuple[float, int]:
+    """Median cold parse of the whole param table (every row made a Param, as -dump or a daemon's
+    reconfig needs it), and its row count."""
+    from htcd.config import _table
+
+    times = []
+    for _ in range(rounds):
+        _table._reset()
+        t = time.perf_counter()
+        rows = len(_table.table()) + len(_table.subsystem_rows())
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times), rows
+
+
+def _run_ms(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall ms, CPU ms: user + system) of one run; CPU time shows the cost when the machine is busy."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(argv, env=env, capture_output=True, check=False)
+    wall = (time.perf_counter() - t) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+
+def lookup_ms(rounds: int) -> float:
+    """Median cold read of the table plus one row, as ``config_val KNOB`` needs it."""
+    from htcd.config import _table
+
+    times = []
+    for _ in range(rounds):
+        _table._reset()
+        t = time.perf_counter()
+        _table.lookup("collector_host", "TOOL")
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def one_knob_ms(runs: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) ms of one knob with no config: htcd config_val ("htcd"), HTCondor's param
+    through the wheel ("htcondor", absent without it), a bare interpreter ("python"); runs
+    interleaved so load hits all alike."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("_CONDOR_", "_HTCD_"))}
+    env.update({"HTCD_CONFIG": os.devnull, "CONDOR_CONFIG": os.devnull, "TZ": "UTC"})
+    condor = [sys.executable, "-c", "import htcondor2; htcondor2.param.get('COLLECTOR_HOST')"]
+    has_wheel = subprocess.run(condor, env=env, capture_output=True, check=False).returncode == 0
+    argvs = {"htcd": [sys.executable, "-m", "htcd", "config_val", "COLLECTOR_HOST"],
+             "python": [sys.executable, "-c", "pass"]}
+    if has_wheel:
+        argvs["htcondor"] = condor
+    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in argvs}
+    for _ in range(runs):
+        for k, argv in argvs.items():
+            samples[k].append(_run_ms(argv, env))
+    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in samples.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="shorter timing windows, fewer config_val runs")
@@ -189,6 +249,12 @@ def main() -> None:
                   + (f" (differ: {', '.join(differ[:5])}...)" if differ else ""))
         big_ms = config_val_ms(top, runs)
         small_ms = config_val_ms(None, runs)
+    parse_ms, table_rows = table_parse_ms(20 if args.quick else 100)
+    row_ms = lookup_ms(20 if args.quick else 100)
+    one = one_knob_ms(runs)
+    knob_ms, knob_cpu = one["htcd"]
+    condor_knob_ms, condor_cpu = one.get("htcondor", (None, None))
+    bare_ms, bare_cpu = one["python"]
     anchor = theirs[0] if theirs else None
     print(f"{'figure':<22}{'htcd':>12}{'HTCondor':>12}{'goal':>12}")
     print(f"{'loads_per_s':<22}{mine:>12.2f}{(f'{anchor:.2f}' if anchor else 'n/a'):>12}{'>= HTCondor':>12}")
@@ -196,6 +262,16 @@ def main() -> None:
     print(f"{'load_ratio':<22}{(f'{ratio:.2f}' if ratio else 'n/a'):>12}{'1.00':>12}{'>= 1.00':>12}")
     print(f"{'config_val_ms':<22}{small_ms:>12.1f}{'':>12}{'< 150':>12}   (typical pool config, median of {runs})")
     print(f"{'config_val_big_ms':<22}{big_ms:>12.1f}{'':>12}{'':>12}   (the big site config, median of {runs})")
+    print(f"{'table_parse_ms':<22}{parse_ms:>12.2f}{'':>12}{'':>12}   (cold parse of the param table, "
+          f"{table_rows} rows)")
+    print(f"{'table_lookup_ms':<22}{row_ms:>12.2f}{'':>12}{'':>12}   (cold read of the table and one row, "
+          f"as config_val KNOB needs)")
+    print(f"{'one_knob_ms':<22}{knob_ms:>12.1f}{(f'{condor_knob_ms:.1f}' if condor_knob_ms else 'n/a'):>12}"
+          f"{'< 150':>12}   (config_val COLLECTOR_HOST, no config; HTCondor: import htcondor2 + param)")
+    print(f"{'one_knob_cpu_ms':<22}{knob_cpu:>12.1f}{(f'{condor_cpu:.1f}' if condor_cpu else 'n/a'):>12}{'':>12}"
+          f"   (the same, user + system CPU: what a busy machine does not inflate)")
+    print(f"{'python_start_ms':<22}{bare_ms:>12.1f}{bare_ms:>12.1f}{'':>12}   (python -c pass, the floor of both; "
+          f"CPU {bare_cpu:.1f})")
     figures["loads_per_s"] = {"value": round(mine, 2), "unit": "loads_per_second",
                               "anchor": round(anchor, 2) if anchor else None, "anchor_source": src,
                               "goal": round(anchor, 2) if anchor else None, "better": "higher"}
@@ -207,6 +283,26 @@ def main() -> None:
     figures["config_val_big_ms"] = {"value": round(big_ms, 1), "unit": "ms", "anchor": None,
                                     "anchor_source": "htcd config_val LOG, the bench's big site config",
                                     "goal": None, "better": "lower"}
+    figures["table_parse_ms"] = {"value": round(parse_ms, 2), "unit": "ms", "anchor": None,
+                                 "anchor_source": f"cold parse of htcd's param table ({table_rows} rows: HTCondor's "
+                                                  "knobs and htcd's), median", "goal": None, "better": "lower"}
+    figures["table_lookup_ms"] = {"value": round(row_ms, 2), "unit": "ms", "anchor": None,
+                                  "anchor_source": "cold read of the param table and one row, median", "goal": None,
+                                  "better": "lower"}
+    wheel_src = "import htcondor2 + param['COLLECTOR_HOST'] in a fresh interpreter, no config, same run"
+    figures["one_knob_ms"] = {"value": round(knob_ms, 1), "unit": "ms",
+                              "anchor": round(condor_knob_ms, 1) if condor_knob_ms else None,
+                              "anchor_source": wheel_src, "goal": CONFIG_VAL_GOAL_MS, "better": "lower"}
+    figures["one_knob_ratio"] = {"value": round(knob_ms / condor_knob_ms, 3) if condor_knob_ms else None,
+                                 "unit": "ratio", "anchor": 1.0, "anchor_source": wheel_src, "goal": None,
+                                 "better": "lower"}
+    figures["one_knob_cpu_ms"] = {"value": round(knob_cpu, 1), "unit": "ms",
+                                  "anchor": round(condor_cpu, 1) if condor_cpu else None,
+                                  "anchor_source": wheel_src + " (user + system CPU)", "goal": None,
+                                  "better": "lower"}
+    figures["python_start_ms"] = {"value": round(bare_ms, 1), "unit": "ms", "anchor": None,
+                                  "anchor_source": "python -c pass, the same interpreter", "goal": None,
+                                  "better": "lower"}
     print(json.dumps({"bench": "config_bench", "figures": figures}))
 
 

@@ -1,4 +1,5 @@
-"""What a job ad says about starting and stopping its process: argv, environment, kill signal.
+"""What a job ad says about starting and stopping its process: argv, environment, kill signal,
+core file limit.
 
 Shared by everything that runs a job -- the starter in the startd, the schedd's local universe,
 the startd's cron jobs -- so it sits in the runtime layer, below the daemons.
@@ -11,6 +12,7 @@ splits on whitespace, and ``Env`` on semicolons.
 from __future__ import annotations
 
 import contextlib
+import resource
 import signal
 
 from htcd.classad.functions import split_v2_words
@@ -58,3 +60,11 @@ def kill_signal(value: object) -> int:
         with contextlib.suppress(KeyError):
             return int(signal.Signals[name if name.startswith("SIG") else f"SIG{name}"])
     return int(signal.SIGTERM)
+
+
+def core_size(value: object) -> int:
+    """The job's core file limit in bytes (``RLIMIT_CORE``) from its CoreSize: as HTCondor's
+    starter, unset means 0 (no core file) and a negative size means unlimited."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return resource.RLIM_INFINITY if value < 0 else int(value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import logging
 import os
+import resource
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,6 +41,9 @@ class JobContext:
     # process has that process write ``0`` to each before it executes the job (see
     # :func:`join_cgroup`), so that all it spawns is in the group.  Empty: no cgroup.
     join_fds: tuple[int, ...] = ()
+    # The job's core file limit in bytes (its CoreSize; 0 none, RLIM_INFINITY unlimited): a
+    # local process gets it as its soft RLIMIT_CORE before it executes the job (see child_setup).
+    core_size: int = 0
 
 
 def join_cgroup(fds: tuple[int, ...]) -> Callable[[], None] | None:
@@ -53,6 +57,24 @@ def join_cgroup(fds: tuple[int, ...]) -> Callable[[], None] | None:
             os.write(fd, b"0")
 
     return join
+
+
+def child_setup(ctx: JobContext) -> Callable[[], None]:
+    """A ``preexec_fn`` for the job's first process: its core file limit (the soft RLIMIT_CORE,
+    at most the hard one), then joining its cgroup (:func:`join_cgroup`)."""
+    join = join_cgroup(ctx.join_fds)
+    core = ctx.core_size
+
+    def setup() -> None:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+        if hard != resource.RLIM_INFINITY and (core == resource.RLIM_INFINITY or core > hard):
+            resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+        else:
+            resource.setrlimit(resource.RLIMIT_CORE, (core, hard))
+        if join is not None:
+            join()
+
+    return setup
 
 
 @dataclass

@@ -138,6 +138,9 @@ def pool_dir(leak_check: Path, request: pytest.FixtureRequest) -> Iterator[Path]
         tails = _log_tails(path)
         if tails:
             report.sections.append(("daemon logs", tails))
+        keep = os.environ.get("HTCD_KEEP_FAILED")  # a directory: failed tests' pool dirs are copied there
+        if keep:
+            shutil.copytree(path, Path(keep) / path.name, symlinks=True, dirs_exist_ok=True)
     shutil.rmtree(path, ignore_errors=True)
 
 

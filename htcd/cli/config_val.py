@@ -2,7 +2,9 @@
 
 Flags follow HTCondor's ``condor_config_val``:
 
-- ``KNOB...`` prints each expanded value; ``-v`` adds where it was set and its raw text;
+- ``KNOB...`` prints each expanded value (``Not defined: KNOB`` on stderr for one without);
+  ``-v`` adds where it was set (``<Default>``: HTCondor's default, from the param table), its raw
+  text and, for a knob htcd accepts but does not act on, ``# accepted, not used by htcd``;
   ``-raw`` prints the text as written instead.
 - ``-config`` lists the files read, in order.
 - ``-dump [PATTERN]`` prints ``KNOB = raw value`` for every knob whose name matches the
@@ -165,24 +167,68 @@ def run(args: argparse.Namespace) -> int:
         raw = cfg.raw(knob)
         value = raw if args.raw else cfg.get(knob)
         if not value:
-            print(f"Not defined: {knob}")
+            sys.stdout.flush()
+            print(f"Not defined: {knob}", file=sys.stderr)
+            hint = _did_you_mean(cfg, knob)
+            if hint:
+                print(f" # {knob} is not a knob of htcd or HTCondor; did you mean {hint}?", file=sys.stderr)
             status = 1
             continue
         if args.verbose:
-            print(f"{knob} = {value}")
+            if "\n" in value:  # HTCondor shows a value of several lines as a here-document
+                print("\n".join([f"{knob} @=end", *(f"   {v}" for v in value.split("\n") if v), "@end"]))
+            else:
+                print(f"{knob} = {value}")
             print(_at(cfg.where(knob)))
             if cfg.persistent and (cfg.where(knob) or ("", 0))[0] == cfg.persistent:
                 print(" # persistent: set with config_val -set (remove with -unset)")
             if not args.raw:
-                print(f" # raw: {knob} = {raw}")
+                text = f"{knob} = {raw}"
+                print(" # raw: " + ("".join(f"\n #   {v}" for v in text.split("\n") if v) if "\n" in text else text))
+            if not _acted_on(knob):
+                print(f" # {NOT_USED}")
+            print()
         else:
             print(value)
     return status
 
 
+#: What ``-v`` says of a knob htcd accepts (HTCondor's) but does not act on.
+NOT_USED = "accepted, not used by htcd"
+
+
+def _acted_on(knob: str) -> bool:
+    """False for a knob of HTCondor's param table that htcd's code never reads; a knob the table
+    does not know (a site's own macro) is the site's business."""
+    from htcd.config._table import lookup
+
+    p = lookup(knob.lower().rsplit(".", 1)[-1], "")
+    return p is None or p.acted_on
+
+
+def _did_you_mean(cfg: Config, knob: str) -> str | None:
+    """A known knob close to ``knob`` when ``knob`` is known nowhere (not in the param table,
+    not computed, not defined by the config): a typo, most likely."""
+    import difflib
+
+    from htcd.config import table
+    from htcd.config._table import COMPUTED
+
+    base = knob.rsplit(".", 1)[-1]
+    key = base.lower()
+    if key in table() or key in COMPUTED or key == "subsystem" or cfg.raw(knob) is not None:
+        return None
+    names = {p.name.upper(): p.name for p in table().values() if "<" not in p.name}
+    close = difflib.get_close_matches(base.upper(), list(names), n=1, cutoff=0.85)
+    return names[close[0]] if close else None
+
+
 def _at(where: tuple[str, int] | None) -> str:
+    """HTCondor's `` # at:`` line; a default from the param table is HTCondor's ``<Default>``."""
     if where is None:
         return " # at: <undefined>"
+    if where[0] == "<param table>":
+        return " # at: <Default>"
     return f" # at: {where[0]}, line {where[1]}" if where[1] else f" # at: {where[0]}"
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from htcd.config import conditionals
 from htcd.config._expand import WHERE, Arith, ConfigError, expand, find_close, split_top
 from htcd.config._lines import append_separator, assignment, first_word
-from htcd.config._table import COMPUTED, fallback, table
+from htcd.config._table import COMPUTED, fallback, lookup, table
 from htcd.config.persist_file import persistent_file
 
 #: The HTCondor release whose config language this follows; ``if version`` compares with it.
@@ -326,7 +326,7 @@ def parse_size(text: str) -> int | None:
 
 
 def _default_entry(key: str, subsystem: str) -> Entry | None:
-    p = table().get(key)
+    p = lookup(key, subsystem)
     if p is not None:
         return None if p.default is None else Entry(p.name, p.default, PARAM_TABLE, 0)
     c = COMPUTED.get(key)

@@ -29,39 +29,110 @@ class Param(NamedTuple):
     description: str
     section: str = ""
     fallback: str | None = None
+    #: ``used`` (htcd acts on it), ``unused`` (accepted, not used by htcd) or ``htcd-only``.
+    use: str = "used"
+
+    @property
+    def acted_on(self) -> bool:
+        """Whether htcd's code reads the knob (directly or through a knob it reads)."""
+        return self.use != "unused"
 
 
-_TABLE: dict[str, Param] | None = None
 #: A line ``# == Title`` starts a section of the table (the grouping of docs/knobs.md).
 SECTION = "# == "
+#: The table's rows as read, keyed by lower-case name: (section, the whole line).
+#: A row becomes a Param when first looked up: a tool that needs a knob or two does not pay for
+#: building all 1,300 (bench/config_bench.py shows the cost).
+_LINES: dict[str, tuple[str, str]] | None = None
+_PARSED: dict[str, Param | None] = {}
+_TABLE: dict[str, Param] | None = None
+#: Lower-case names of the subsystem-specific rows (``schedd.isschedd``), in table order.
+_SUBSYS_KEYS: list[str] = []
 
 
-def table() -> dict[str, Param]:
-    """The param table keyed by lower-case name, read once per process."""
-    global _TABLE
-    if _TABLE is None:
-        rows: dict[str, Param] = {}
+def _lines() -> dict[str, tuple[str, str]]:
+    global _LINES
+    if _LINES is None:
+        rows: dict[str, tuple[str, str]] = {}
         section = ""
         with open(os.path.join(_HERE, "param_table.tsv"), encoding="utf-8") as f:
             for line in f:
-                if line.startswith(SECTION):
-                    section = line[len(SECTION):].strip()
+                if line.startswith("#") or line == "\n":
+                    if line.startswith(SECTION):
+                        section = line[len(SECTION):].strip()
                     continue
-                if line.startswith("#") or not line.strip():
-                    continue
-                name, typ, default, when, desc = line.rstrip("\n").split("\t")
-                fallback = default[2:-1] if default.startswith("-(") and default.endswith(")") else None
-                rows[name.lower()] = Param(name, typ, None if default == "-" or fallback is not None else default,
-                                           when == "reconfig", desc, section, fallback)
+                key = line[:line.index("\t")].lower()
+                if "." in key:
+                    _SUBSYS_KEYS.append(key)
+                rows[key] = (section, line.rstrip("\n"))
+        _LINES = rows
+    return _LINES
+
+
+def _row(key: str) -> Param | None:
+    """The Param of lower-case ``key``, built from its line once."""
+    try:
+        return _PARSED[key]
+    except KeyError:
+        pass
+    found = _lines().get(key)
+    p = None
+    if found is not None:
+        section, line = found
+        name, typ, default, when, use, desc = line.split("\t")
+        if "\\n" in default:  # a default of several lines (HTCondor's CATALOG_SPACE)
+            default = default.replace("\\n", "\n")
+        fallback = default[2:-1] if default.startswith("-(") and default.endswith(")") else None
+        p = Param(name, typ, None if default == "-" or fallback is not None else default, when == "reconfig", desc,
+                  section, fallback, use)
+    _PARSED[key] = p
+    return p
+
+
+def table() -> dict[str, Param]:
+    """The param table keyed by lower-case name, in table order (the subsystem-specific rows
+    apart, see ``lookup``)."""
+    global _TABLE
+    if _TABLE is None:
+        rows: dict[str, Param] = {}
+        for key in _lines():
+            p = _row(key)
+            if p is not None and "." not in key:
+                rows[key] = p
         _TABLE = rows
     return _TABLE
+
+
+def subsystem_rows() -> list[Param]:
+    """The subsystem-specific rows (``SCHEDD.IsSchedd``), in table order."""
+    _lines()
+    return [p for p in map(_row, _SUBSYS_KEYS) if p is not None]
+
+
+def lookup(key: str, subsystem: str) -> Param | None:
+    """The row of lower-case ``key`` as daemon ``subsystem`` sees it: HTCondor gives a few knobs a
+    default of their own per subsystem (IsSchedd is true for the schedd only)."""
+    lines = _lines()
+    if _SUBSYS_KEYS:
+        own = f"{subsystem.lower()}.{key}"
+        if own in lines:
+            return _row(own)
+    return _row(key) if "." not in key else None
 
 
 def fallback(name: str) -> str | None:
     """The param table's value for ``name`` where it is read but left undefined (``-(...)``);
     a ``SUBSYS.`` or local-name prefix is looked through."""
-    p = table().get(name.lower().rsplit(".", 1)[-1])
+    p = _row(name.lower().rsplit(".", 1)[-1])
     return None if p is None else p.fallback
+
+
+def _reset() -> None:
+    """Forget the table read (for measuring a cold read)."""
+    global _LINES, _TABLE
+    _LINES, _TABLE = None, None
+    _PARSED.clear()
+    _SUBSYS_KEYS.clear()
 
 
 def _hostname() -> str:
@@ -110,6 +181,68 @@ def _arch() -> str:
     return {"AMD64": "X86_64", "AARCH64": "AARCH64", "ARM64": "AARCH64"}.get(arch, arch)
 
 
+def _physical_cpus() -> str:
+    """Cores without their hyperthreads: distinct (physical id, core id) pairs of /proc/cpuinfo."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return _cpus()
+    cores = set()
+    for block in text.split("\n\n"):
+        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        if "core id" in fields:
+            cores.add((fields.get("physical id", "0"), fields["core id"]))
+    return str(len(cores)) if cores else _cpus()
+
+
+def _os_release() -> dict[str, str]:
+    """/etc/os-release as a dict ({} where there is none)."""
+    out: dict[str, str] = {}
+    try:
+        with open("/etc/os-release", encoding="utf-8") as f:
+            for line in f:
+                key, sep, value = line.strip().partition("=")
+                if sep:
+                    out[key] = value.strip().strip('"')
+    except OSError:
+        pass
+    return out
+
+
+def _os_name() -> str:
+    """The distribution's name as HTCondor's OPSYSNAME gives it on Debian-like systems: the first
+    word of os-release's NAME (``Debian GNU/Linux`` -> ``Debian``)."""
+    words = _os_release().get("NAME", "").split()
+    return words[0] if words else os.uname().sysname
+
+
+def _os_major() -> str:
+    return _os_release().get("VERSION_ID", "0").split(".")[0]
+
+
+def _os_ver() -> str:
+    """Major * 100 + minor (``12`` -> 1200, ``9.4`` -> 904)."""
+    parts = [*_os_release().get("VERSION_ID", "0").split("."), "0"][:2]
+    try:
+        return str(int(parts[0]) * 100 + int(parts[1]))
+    except ValueError:
+        return "0"
+
+
+def _ipv6() -> str:
+    """The address of the interface holding the IPv6 default route, "" without one."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+            s.connect(("2001:db8::1", 9))
+            return str(s.getsockname()[0])
+    except OSError:
+        return ""
+
+
 COMPUTED: dict[str, tuple[str, Callable[[], str]]] = {
     "full_hostname": ("FULL_HOSTNAME", _hostname),
     "hostname": ("HOSTNAME", lambda: _hostname().split(".", 1)[0]),
@@ -120,4 +253,27 @@ COMPUTED: dict[str, tuple[str, Callable[[], str]]] = {
     "opsys": ("OPSYS", lambda: os.uname().sysname.upper()),
     "arch": ("ARCH", _arch),
     "username": ("USERNAME", _username),
+    "detected_physical_cpus": ("DETECTED_PHYSICAL_CPUS", _physical_cpus),
+    "ipv4_address": ("IPV4_ADDRESS", _ip_address),
+    "ipv6_address": ("IPV6_ADDRESS", _ipv6),
+    "ip_address_is_ipv6": ("IP_ADDRESS_IS_IPV6", lambda: "false"),
+    "utsname_sysname": ("UTSNAME_SYSNAME", lambda: os.uname().sysname),
+    "utsname_nodename": ("UTSNAME_NODENAME", lambda: os.uname().nodename),
+    "utsname_release": ("UTSNAME_RELEASE", lambda: os.uname().release),
+    "utsname_version": ("UTSNAME_VERSION", lambda: os.uname().version),
+    "utsname_machine": ("UTSNAME_MACHINE", lambda: os.uname().machine),
+    "uname_arch": ("UNAME_ARCH", lambda: os.uname().machine),
+    "uname_opsys": ("UNAME_OPSYS", lambda: os.uname().sysname),
+    "opsyslegacy": ("OPSYSLEGACY", lambda: os.uname().sysname.upper()),
+    "opsysname": ("OPSYSNAME", _os_name),
+    "opsysshortname": ("OPSYSSHORTNAME", _os_name),
+    "opsyslongname": ("OPSYSLONGNAME", lambda: f"{_os_release().get('NAME', os.uname().sysname)} "
+                                                f"{_os_release().get('VERSION_ID', '')}".strip()),
+    "opsysmajorver": ("OPSYSMAJORVER", _os_major),
+    "opsysver": ("OPSYSVER", _os_ver),
+    "opsysandver": ("OPSYSANDVER", lambda: _os_name() + _os_major()),
+    "pid": ("PID", lambda: str(os.getpid())),
+    "ppid": ("PPID", lambda: str(os.getppid())),
+    "real_uid": ("REAL_UID", lambda: str(os.getuid())),
+    "real_gid": ("REAL_GID", lambda: str(os.getgid())),
 }

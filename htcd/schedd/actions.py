@@ -197,7 +197,10 @@ class JobActions:
             job.removing = True
             schedd.set_status(job, REMOVED, RemoveReason=reason)
             schedd.store.persist(job)
-            schedd.spawn(shadow.kill(), f"kill {job.id_text}")
+            # WantGracefulRemoval: the soft kill and the vacate time, as for an eviction; else SIGKILL
+            graceful = job.text("WantGracefulRemoval") is not None and job.get("WantGracefulRemoval") is True
+            schedd.spawn(shadow.kill(graceful=graceful) if isinstance(shadow, Shadow) else shadow.kill(),
+                         f"kill {job.id_text}")
             return "removing"
         schedd.set_status(job, REMOVED, RemoveReason=reason)
         schedd.store.persist(job)

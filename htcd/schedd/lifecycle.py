@@ -13,7 +13,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd
-from htcd.schedd import periodic, userlog
+from htcd.schedd import machineattrs, periodic, userlog
 from htcd.schedd.jobs import COMPLETED, HELD, IDLE, RUNNING, Job
 from htcd.schedd.local import ap_universe
 from htcd.schedd.queue import JobId
@@ -107,8 +107,10 @@ class JobLifecycle:
 
     # -- a job's run -----------------------------------------------------------------------
     def job_activating(self, job: Job, shadow: RunningShadow) -> None:
-        """A shadow asks the startd to run ``job``: removals and holds go through the shadow now."""
+        """A shadow asks the startd to run ``job``: removals and holds go through the shadow now.
+        ShadowBday: the run's start as AllowedJobDuration counts it (before the input goes)."""
         self.schedd.shadows[job.id] = shadow
+        job.set(ShadowBday=int(time.time()))
 
     def job_started(self, job: Job, slot_ad: ClassAd, shadow: RunningShadow) -> None:
         """The job runs: RUNNING, the execute event, and (for a claim) the claim in the durable ad,
@@ -120,8 +122,10 @@ class JobLifecycle:
         if claim_id:
             claim = {"ClaimId": claim_id, "PublicClaimId": "#".join(claim_id.split("#")[:3]),
                      "LastJobLeaseRenewal": now}
+        machineattrs.record(job, slot_ad)
         self.schedd.set_status(job, RUNNING, JobStartDate=job.get("JobStartDate") or now, JobCurrentStartDate=now,
                         NumJobStarts=int(job.get("NumJobStarts", 0) or 0) + 1,
+                        NumJobMatches=int(job.get("NumJobMatches", 0) or 0) + 1, LastMatchTime=now,
                         RemoteHost=str(slot_ad.get_value("Name", "")), StartdIpAddr=shadow.startd, **claim)
         self.schedd.store.persist(job)
         self.schedd.allocated[job.id] = {k: slot_ad.get_value(k) for k in ("Cpus", "Disk", "Memory")}
@@ -150,6 +154,11 @@ class JobLifecycle:
         job's image grew."""
         if job.id not in self.schedd.jobs:
             return
+        began = usage.get("JobCurrentStartExecutingDate")
+        if isinstance(began, int) and not isinstance(began, bool) \
+                and job.text("JobCurrentStartExecutingDate") != str(began):  # the starter started the job
+            job.set(JobCurrentStartExecutingDate=began)
+            self.schedd.store.persist(job)
         attrs = {k: usage[k] for k in USAGE_ATTRS if isinstance(usage.get(k), (int, float))}
         if not attrs:
             return
@@ -200,8 +209,11 @@ class JobLifecycle:
 
     # -- how it ended ----------------------------------------------------------------------
     def hold(self, job: Job, reason: str, code: int = 0, subcode: int = 0) -> None:
+        ran = job.status == RUNNING
         self.schedd.set_status(job, HELD, HoldReason=reason, HoldReasonCode=code, HoldReasonSubCode=subcode)
         forget_claim(job)
+        if ran:
+            machineattrs.rotate(job)
         self.schedd.store.persist(job)
         job.matched = False
         self.schedd.events.event(job, userlog.held(job.cluster_id, job.proc_id, reason, code, subcode))
@@ -213,7 +225,9 @@ class JobLifecycle:
         forget_claim(job)
         now = int(time.time())
         sig = result.get("signal")
+        # NumJobCompletions: the runs that ended in an exit, which max_retries' OnExitRemove counts
         attrs: dict[str, Any] = {"CompletionDate": now, "ExitBySignal": sig is not None,
+                                 "NumJobCompletions": int(job.get("NumJobCompletions", 0) or 0) + 1,
                                  "RemoteUserCpu": float(result.get("user_cpu") or 0.0),
                                  "RemoteSysCpu": float(result.get("sys_cpu") or 0.0),
                                  "ResidentSetSize": int(result.get("max_rss_kb") or 0),
@@ -247,6 +261,9 @@ class JobLifecycle:
             job.matched = False
             self.schedd.set_status(job, IDLE)
             job.proc.pop("CompletionDate", None)
+            machineattrs.rotate(job)
+            if not self.schedd.job_policy.cron(job, force=True):  # the next time of its schedule
+                return
             self.schedd.store.persist(job)
             self.schedd.log.info("job %s exited; OnExitRemove is false, so it runs again", job.id_text)
             self.schedd.negotiation.reschedule()
@@ -281,6 +298,7 @@ class JobLifecycle:
         if job.status == RUNNING:
             self.schedd.set_status(job, IDLE, LastVacateTime=int(time.time()))
             forget_claim(job)
+            machineattrs.rotate(job)
             self.schedd.store.persist(job)
             if event:
                 self.schedd.events.event(job, userlog.evicted(job.cluster_id, job.proc_id, why))

@@ -41,7 +41,7 @@ class Materializer:
         for proc_id, proc in rows:
             job = Job(cluster, proc_id, proc)
             schedd.add_job(job)
-            schedd.events.event(job, userlog.submit(cluster.id, proc_id, host, when=now))
+            schedd.events.event(job, userlog.submit(cluster.id, proc_id, host, when=now, **userlog.submit_notes(job.text, job.get)))
         schedd.log.info("cluster %d: materialized %d procs, %d still to come", cluster.id, len(rows),
                         cluster.pending)
         schedd.publish_soon()

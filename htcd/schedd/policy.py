@@ -8,7 +8,8 @@ import time
 from typing import TYPE_CHECKING
 
 from htcd.pacer import Pacer
-from htcd.schedd import periodic
+from htcd.schedd import crontab, periodic
+from htcd.schedd.jobs import IDLE, Job
 from htcd.schedd.shadow import JOB_SHOULD_REMOVE, Shadow
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ class JobPolicy:
                 await pacer.pause()
             if job.id not in schedd.jobs or job.removing:
                 continue
+            if job.status == IDLE and not job.matched and not self.cron(job):
+                continue  # held: its schedule is invalid
             decision = periodic.decide(schedd.config, job)
             if decision is None:
                 continue
@@ -38,13 +41,28 @@ class JobPolicy:
             if decision.action == "remove" and isinstance(shadow, Shadow):
                 shadow.kill_code = JOB_SHOULD_REMOVE  # removed by policy while running
             if decision.action == "hold":
-                actions.hold(job, decision.reason, code=periodic.PERIODIC_HOLD_CODE)
+                actions.hold(job, decision.reason, code=decision.code)
             elif decision.action == "remove":
                 actions.remove(job, decision.reason)
             else:
                 actions.release(job, decision.reason)
         if acted:
             schedd.publish_soon()
+
+    def cron(self, job: Job, force: bool = False) -> bool:
+        """An idle job with a crontab schedule gets its next DeferralTime (htcd/schedd/crontab.py);
+        False when the schedule is invalid and the job was held for it."""
+        result = crontab.next_deferral(job, time.time(), force)
+        if result is None:
+            return True
+        if isinstance(result, str):
+            self.schedd.actions.hold(job, result, code=crontab.INVALID_CRON_SETTINGS)
+            return False
+        job.set(DeferralTime=result)
+        self.schedd.store.persist(job)
+        self.schedd.log.info("job %s: next run of its cron schedule at %s", job.id_text,
+                             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(result)))
+        return True
 
     def may_start(self) -> bool:
         """MAX_JOBS_RUNNING and JOB_START_COUNT jobs per JOB_START_DELAY seconds."""

@@ -168,12 +168,14 @@ class Submits:
             for i, job in enumerate(jobs):
                 if i & 15 == 0 and pacer.due():
                     await pacer.pause()
-                events.event(job, userlog.submit(cluster.id, job.proc_id, host, when=now))
+                events.event(job, userlog.submit(cluster.id, job.proc_id, host, when=now,
+                                                           **userlog.submit_notes(job.text, job.get)))
             return
         targets = events.targets(jobs[0])
 
         def write() -> None:
-            text = "".join(events.with_information(j, userlog.submit(cluster.id, j.proc_id, host, when=now))
+            text = "".join(events.with_information(j, userlog.submit(cluster.id, j.proc_id, host, when=now,
+                                                                     **userlog.submit_notes(j.text, j.get)))
                            for j in jobs)
             events.write(jobs[0], text, targets)
 

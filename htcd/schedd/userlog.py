@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 SUBMIT, EXECUTE, EVICTED, TERMINATED, IMAGE_SIZE, ABORTED, HELD, RELEASED, JOB_AD_INFORMATION = (
     0, 1, 4, 5, 6, 9, 12, 13, 28)
@@ -56,8 +56,25 @@ def resources_table(usage: Mapping[str, object], request: Mapping[str, object],
     return "".join(lines)
 
 
-def submit(cluster: int, proc: int, host: str, when: float | None = None) -> str:
-    return _header(SUBMIT, cluster, proc, when) + f"Job submitted from host: {host}\n...\n"
+def submit(cluster: int, proc: int, host: str, when: float | None = None, notes: str = "",
+           user_notes: str = "") -> str:
+    """Job submitted; ``notes`` (SubmitEventNotes, submit_event_notes) and ``user_notes``
+    (SubmitEventUserNotes) each follow on a line of their own, indented, as HTCondor prints them."""
+    extra = "".join(f"    {_one_line(n)[:8191]}\n" for n in (notes, user_notes) if n)
+    return _header(SUBMIT, cluster, proc, when) + f"Job submitted from host: {host}\n{extra}...\n"
+
+
+def submit_notes(text: Callable[[str], str | None], get: Callable[[str], object]) -> dict[str, str]:
+    """The submit event's notes of a job (``text``: an attribute's expression text, looked at
+    first so that a job without notes costs no ClassAd; ``get``: its value)."""
+    out: dict[str, str] = {}
+    for key, attr in (("notes", "SubmitEventNotes"), ("user_notes", "SubmitEventUserNotes")):
+        if text(attr) is None:
+            continue
+        value = get(attr)
+        if isinstance(value, str) and value:
+            out[key] = value
+    return out
 
 
 def execute(cluster: int, proc: int, host: str, slot: str = "", when: float | None = None) -> str:

@@ -334,6 +334,19 @@ def _claimed_idle(slot: Slot, ad: ClassAd, policy: Policy, m: Machine) -> Transi
     return None
 
 
+def _retire_why(slot: Slot, m: Machine, drained_out: bool) -> tuple[str, str] | None:
+    """Why a running (or suspended) job has to retire now, not by its own policy: a shutdown, a
+    graceful drain, a claim the slot ranks higher -- (retire_why, reason) or None."""
+    if m.shutdown:
+        return "shutdown", f"{m.shutdown} shutdown of the startd"
+    if drained_out:
+        return "drain", "the machine is draining (-graceful)"
+    claim = slot.claim
+    if slot.pending is not None and claim is not None:
+        return "rank", f"a claim the slot ranks higher ({slot.pending.rank:g} > {claim.rank:g}) waits for it"
+    return None
+
+
 def _claimed_running(slot: Slot, ad: ClassAd, policy: Policy, m: Machine) -> Transition | None:
     claim = slot.claim
     assert claim is not None
@@ -351,6 +364,11 @@ def _claimed_running(slot: Slot, ad: ClassAd, policy: Policy, m: Machine) -> Tra
     if activity == SUSPENDED:
         if slot.retire_why and m.now >= retirement_end(slot, ad, policy, m):
             return _evict(slot, ad, policy, "the retirement time ran out during suspension")
+        if not slot.retire_why:  # a suspended job retires too (it is continued meanwhile), as HTCondor's
+            # does: a graceful shutdown or drain otherwise waited forever for a job that cannot end
+            retire = _retire_why(slot, m, drained_out)
+            if retire is not None:
+                return Transition(CLAIMED, RETIRING, retire[1], retire_why=retire[0])
         cont, why = policy.truth(ad, "CONTINUE", job)
         if cont:
             return Transition(CLAIMED, RETIRING if slot.retire_why else BUSY, why)
@@ -365,13 +383,9 @@ def _claimed_running(slot: Slot, ad: ClassAd, policy: Policy, m: Machine) -> Tra
         if suspend:
             return Transition(CLAIMED, SUSPENDED, f"{why_ws} and {why}")
     if activity == BUSY:
-        if m.shutdown:
-            return Transition(CLAIMED, RETIRING, f"{m.shutdown} shutdown of the startd", retire_why="shutdown")
-        if drained_out:
-            return Transition(CLAIMED, RETIRING, "the machine is draining (-graceful)", retire_why="drain")
-        if slot.pending is not None:
-            return Transition(CLAIMED, RETIRING, f"a claim the slot ranks higher ({slot.pending.rank:g} > "
-                                                 f"{claim.rank:g}) waits for it", retire_why="rank")
+        retire = _retire_why(slot, m, drained_out)
+        if retire is not None:
+            return Transition(CLAIMED, RETIRING, retire[1], retire_why=retire[0])
         if not want_suspend:
             preempt, why = policy.truth(ad, "PREEMPT", job)
             if preempt:

@@ -34,11 +34,15 @@ from htcd.transfer import TransferError, entries, outgoing, safe_name, starter_s
 from htcd.transfer.starter_side import collect_output, write_input
 from htcd.universe import ExitStatus, JobContext, RunningJob, Universe, UniverseError
 
+_RESTOP_DELAYS = (0.25, 1.0, 3.0, 10.0)  # s after a suspend: the checks that every process stopped
+
 __all__ = ["Starter", "StarterError", "clean_orphans"]
 
 STDOUT = "_condor_stdout"
 STDERR = "_condor_stderr"
 HOLD_OUT_OF_RESOURCES = 34  # HoldReasonCode JobOutOfResources: over the memory limit
+HOLD_MISSED_DEFERRAL = 20  # HoldReasonCode MissedDeferredExecutionTime
+MISSED_DEFERRAL = "Job missed deferred execution time"  # HTCondor's hold reason, word for word
 THREAD_VARS = ("CUBACORES GOMAXPROCS JULIA_NUM_THREADS MKL_NUM_THREADS NUMEXPR_NUM_THREADS OMP_NUM_THREADS "
                "OMP_THREAD_LIMIT OPENBLAS_NUM_THREADS PYTHON_CPU_COUNT ROOT_MAX_THREADS "
                "TF_LOOP_PARALLEL_ITERATIONS TF_NUM_THREADS")
@@ -72,6 +76,8 @@ class Starter:
     last_usage: dict[str, Any] = field(default_factory=dict)
     started: float = 0.0
     io: starter_side.JobFiles | None = None  # file transfer, or the shared file system's Iwd and stdio
+    executing: int = 0  # when the job's process started (epoch s): JobCurrentStartExecutingDate
+    _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)  # ends a deferral wait (kill, vacate)
 
     # -- set-up ---------------------------------------------------------------------------
     def _knob(self, name: str, default: str | None = None) -> str | None:
@@ -123,7 +129,8 @@ class Starter:
                           slot_name=self.slot_name, log=self.log, join_fds=tuple(joins),
                           job_id=f"{ad.get_value('ClusterId')}.{ad.get_value('ProcId')}",
                           memory_limit_mb=self.memory_mb or request_memory,
-                          job_env=frozenset(jobenv.environment(ad.get_value("Environment"), ad.get_value("Env"))))
+                          job_env=frozenset(jobenv.environment(ad.get_value("Environment"), ad.get_value("Env"))),
+                          core_size=jobenv.core_size(ad.eval("CoreSize")))
 
     def _environment(self) -> dict[str, str]:
         """The job's environment (getenv was merged in at submit), plus what HTCondor's starter sets."""
@@ -204,6 +211,18 @@ class Starter:
             if self.io.urls:  # plugins download in a thread: the startd's loop keeps serving
                 await asyncio.to_thread(self.io.fetch, self.sandbox, ctx.uid, ctx.gid)
             before = set(os.listdir(self.sandbox))
+            missed = await self._defer()
+            if missed is not None or self.killed:
+                self.io.close()
+                for fd in ctx.join_fds:
+                    os.close(fd)
+                if missed is not None:
+                    return await self._missed_deferral(missed, start)
+                self.log.info("the job was stopped while its start was deferred: not starting it")
+                try:
+                    return self._result(ExitStatus(signal=int(signal.SIGKILL)), before, start)
+                finally:
+                    await self._clean()
             try:
                 self.running = await self.universe.start(ctx)
             finally:
@@ -221,6 +240,7 @@ class Starter:
             elif self.stopped:
                 self._stop(True)
             self.log.info("started %s (pgid %s)", ctx.executable, self.running.pgid)
+            self._executing()
             status = await self._watch(self.running)
         except (StarterError, TransferError, UniverseError, OSError) as exc:
             self.log.error("job could not run: %s", exc)
@@ -239,6 +259,53 @@ class Starter:
         finally:
             await self._clean()
         return reply
+
+    def _deferral(self) -> tuple[float, float] | None:
+        """(DeferralTime, DeferralWindow) when the job asks to start at a set time, else None."""
+        when = self.job_ad.eval("DeferralTime")
+        if isinstance(when, bool) or not isinstance(when, (int, float)):
+            return None
+        window = self.job_ad.eval("DeferralWindow")
+        if isinstance(window, bool) or not isinstance(window, (int, float)):
+            window = 0
+        return float(when), float(max(0, window))
+
+    async def _defer(self) -> str | None:
+        """Hold the job's start until its DeferralTime, as HTCondor's starter does; a time missed
+        by more than DeferralWindow seconds is the returned reason for the job's hold.  A kill or
+        vacate meanwhile ends the wait (the job then never starts)."""
+        deferral = self._deferral()
+        if deferral is None:
+            return None
+        when, window = deferral
+        now = time.time()
+        if now > when + window:
+            self.log.info("job missed its deferred execution time %s by %d s (DeferralWindow = %d)",
+                          time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when)), int(now - when), int(window))
+            return MISSED_DEFERRAL
+        if when <= now:
+            return None
+        self.log.info("deferring the job's start by %.0f s, until %s", when - now,
+                      time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when)))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout=when - now)
+        return None
+
+    async def _missed_deferral(self, reason: str, start: float) -> dict[str, Any]:
+        await self._clean()
+        return {"hold_reason": reason, "hold_code": HOLD_MISSED_DEFERRAL, "hold_subcode": 0, "exit_code": None,
+                "signal": None, "killed": False, "start_time": start, "end_time": time.time()}
+
+    def _executing(self) -> None:
+        """Tell the shadow when the job began executing (JobCurrentStartExecutingDate, which
+        AllowedExecuteDuration is measured from): after the input and any deferral."""
+        self.executing = int(time.time())
+        if self.on_update is None:
+            return
+        try:
+            self.on_update({"JobCurrentStartExecutingDate": self.executing})
+        except Exception:  # a hook's bug must not end the job
+            self.log.exception("start notice hook failed")
 
     async def _clean(self) -> None:
         """cleanup(), then wait (briefly, without blocking the loop) for the killed processes to
@@ -286,7 +353,10 @@ class Starter:
         for hook in (self.on_sample, self.on_update):
             if hook is not None:
                 try:
-                    hook(dict(usage))
+                    sample = dict(usage)
+                    if hook is self.on_update and self.executing:  # again, should the first notice be lost
+                        sample["JobCurrentStartExecutingDate"] = self.executing
+                    hook(sample)
                 except Exception:  # a hook's bug must not end the job
                     self.log.exception("usage update hook failed")
         return usage
@@ -395,6 +465,7 @@ class Starter:
     def kill(self) -> None:
         """SIGKILL to every process of the job (its cgroup, else its group and tree)."""
         self.killed = True
+        self._wake.set()
         if self.running is None:
             return
         self.running.kill()
@@ -430,9 +501,29 @@ class Starter:
                     self.cgroup.freeze(False)
 
     def suspend(self) -> None:
-        """Claimed/Suspended: the whole job stops."""
+        """Claimed/Suspended: the whole job stops.  The stop is checked again a few times (a
+        process caught forking, or frozen while the SIGSTOP arrived, can miss it) and repeated for
+        any process of the job that is not stopped yet."""
         self.stopped = True
         self._stop(True)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for delay in _RESTOP_DELAYS:
+            loop.call_later(delay, self._restop)
+
+    def _restop(self) -> None:
+        if not self.stopped or self.running is None:
+            return
+        if self.cgroup is not None and self.cgroup.can_freeze():
+            with contextlib.suppress(OSError):  # a group left frozen would hold its SIGSTOPs back
+                self.cgroup.freeze(False)
+        for proc in monitor.tree(self.pid, self.cgroup):
+            with contextlib.suppress(psutil.Error):
+                if proc.status() not in (psutil.STATUS_STOPPED, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+                    self.log.info("process %d of the suspended job was not stopped: SIGSTOP again", proc.pid)
+                    proc.send_signal(signal.SIGSTOP)
 
     def resume(self) -> None:
         self.stopped = False

@@ -23,7 +23,7 @@ from htcd.universe import (
     Universe,
     UniverseError,
     UniverseRegistry,
-    join_cgroup,
+    child_setup,
 )
 
 
@@ -80,7 +80,7 @@ class VanillaUniverse(Universe):
                     [ctx.executable, *ctx.arguments], cwd=ctx.sandbox, env=ctx.environment,
                     stdin=stdin, stdout=out, stderr=err, start_new_session=True, close_fds=True,
                     user=ctx.uid, group=ctx.gid, extra_groups=[] if ctx.uid is not None and os.geteuid() == 0 else None,
-                    preexec_fn=join_cgroup(ctx.join_fds),
+                    preexec_fn=child_setup(ctx),
                 )
         except OSError as exc:
             raise UniverseError(f"cannot start {ctx.executable}: {exc.strerror or exc}") from None

@@ -25,7 +25,8 @@ def cv(tmp_path: Path, *args: str, text: str | None = None) -> subprocess.Comple
 
 def test_values_and_not_defined(tmp_path: Path) -> None:
     r = cv(tmp_path, "FOO", "NOPE", text=BASE + "FOO = $(LOG)/x\n")
-    assert r.stdout.splitlines() == [f"{tmp_path}/state/log/x", "Not defined: NOPE"]
+    assert r.stdout.splitlines() == [f"{tmp_path}/state/log/x"]
+    assert r.stderr.splitlines() == ["Not defined: NOPE"]  # on stderr, as condor_config_val says it
     assert r.returncode == 1
     assert "Traceback" not in r.stderr
 
@@ -34,8 +35,44 @@ def test_verbose_format(tmp_path: Path) -> None:
     r = cv(tmp_path, "-v", "FOO", "LOG", text=BASE + "FOO = $(LOG)/x\n")
     assert r.returncode == 0
     assert r.stdout.splitlines() == [
-        f"FOO = {tmp_path}/state/log/x", f" # at: {tmp_path}/top, line 3", " # raw: FOO = $(LOG)/x",
-        f"LOG = {tmp_path}/state/log", " # at: <param table>", " # raw: LOG = $(LOCAL_DIR)/log"]
+        f"FOO = {tmp_path}/state/log/x", f" # at: {tmp_path}/top, line 3", " # raw: FOO = $(LOG)/x", "",
+        f"LOG = {tmp_path}/state/log", " # at: <Default>", " # raw: LOG = $(LOCAL_DIR)/log", ""]
+
+
+def test_verbose_shows_a_value_of_several_lines_as_htcondor_does(tmp_path: Path) -> None:
+    r = cv(tmp_path, "-v", "SUM_OF_CATALOGS", text=BASE)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "SUM_OF_CATALOGS @=end" and lines[1] == "       ifthenelse(", lines
+    assert lines[lines.index("@end") + 1:lines.index("@end") + 3] == [" # at: <Default>", " # raw: "]
+    assert lines[lines.index(" # raw: ") + 1] == " #   SUM_OF_CATALOGS =     ifthenelse("
+
+
+def test_a_misspelt_knob_gets_a_suggestion(tmp_path: Path) -> None:
+    r = cv(tmp_path, "COLECTOR_HOST", "SCHEDD_NAME", text=BASE)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        "Not defined: COLECTOR_HOST",
+        " # COLECTOR_HOST is not a knob of htcd or HTCondor; did you mean COLLECTOR_HOST?",
+        "Not defined: SCHEDD_NAME"]  # known to HTCondor's table, without a default: no suggestion
+
+
+def test_verbose_says_a_knob_htcd_does_not_act_on(tmp_path: Path) -> None:
+    r = cv(tmp_path, "-v", "RunBenchmarks", "MAX_JOBS_RUNNING", text=BASE)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[:5] == [
+        "RunBenchmarks = LastBenchmark == 0", " # at: <Default>", " # raw: RunBenchmarks = LastBenchmark == 0",
+        " # accepted, not used by htcd", ""]
+    assert "MAX_JOBS_RUNNING = " in r.stdout and r.stdout.count("not used by htcd") == 1
+
+
+def test_condor_host_alone_places_the_central_manager(tmp_path: Path) -> None:
+    """An execute node that sets only CONDOR_HOST finds the collector and negotiator there, as
+    HTCondor's defaults say (COLLECTOR_HOST = $(CONDOR_HOST))."""
+    r = cv(tmp_path, "COLLECTOR_HOST", "COLLECTOR_NAME", "ADSTASH_READ_POOLS", text="CONDOR_HOST = cm.example.org\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["cm.example.org", "My Pool - cm.example.org", "cm.example.org"]
+    r = cv(tmp_path, "COLLECTOR_HOST", text="\n")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", "Not defined: COLLECTOR_HOST\n")
 
 
 def test_raw(tmp_path: Path) -> None:

@@ -2,54 +2,15 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 from htcd.config import table
 from htcd.config._table import COMPUTED
 from htcd.config.knobdoc import render
+from htcd.config.knobscan import knob_reads
 
 ROOT = Path(__file__).resolve().parents[2]
-GETTERS = {"get", "get_bool", "get_int", "get_list", "get_size", "get_expr", "get_float", "knob_int"}
-#: Names a daemon is held under in the code: the daemon itself, or the one a collaborator serves
-#: (``self.schedd.knob_int("X")`` in the schedd's concerns).
-DAEMONS = {"self", "daemon", "self.daemon", "schedd", "self.schedd", "startd", "self.startd"}
-#: Names a Config is held under in the code (``self.config.get_int("X")``, ``cfg.get("X")``).
-RECEIVERS = {"config", "cfg", "self.cfg", *(f"{d}.config" for d in DAEMONS), *DAEMONS}
-
-
-def _receiver(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_receiver(node.value)}.{node.attr}"
-    return "?"
-
-
-def knob_reads() -> list[tuple[str, str]]:
-    """(file:line, pattern) of every knob name passed to a config getter; an f-string's
-    placeholders become ``{}``."""
-    out = []
-    for path in [*(ROOT / "htcd").rglob("*.py"), *(ROOT / "plugins").rglob("*.py")]:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in GETTERS and node.args):
-                continue
-            recv = _receiver(node.func.value)
-            if recv not in RECEIVERS or (recv in DAEMONS and node.func.attr != "knob_int"):
-                continue
-            arg = node.args[0]
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                name = arg.value
-            elif isinstance(arg, ast.JoinedStr):
-                name = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in arg.values)
-            else:
-                continue
-            if re.fullmatch(r"[A-Za-z_{}][A-Za-z0-9_{}.]*", name):
-                out.append((f"{path.relative_to(ROOT)}:{node.lineno}", name))
-    return out
 
 
 def _family(name: str) -> re.Pattern[str]:

@@ -25,6 +25,8 @@ def _written() -> list[tuple[str, int, dict[str, object]]]:
     return [
         (userlog.submit(12, 0, "<127.0.0.1:9618?addrs=127.0.0.1-9618>", when=WHEN), 0,
          {"SubmitHost": "<127.0.0.1:9618?addrs=127.0.0.1-9618>"}),
+        (userlog.submit(12, 1, "<127.0.0.1:9618>", when=WHEN, notes="nightly run 7", user_notes="by hand"), 0,
+         {"LogNotes": "nightly run 7", "UserNotes": "by hand"}),  # SubmitEventNotes, SubmitEventUserNotes
         (userlog.execute(12, 0, "<127.0.0.1:40000>", slot="slot1@host", when=WHEN), 1,
          {"ExecuteHost": "<127.0.0.1:40000>", "SlotName": "slot1@host"}),
         (userlog.image_size(12, 0, 2048, memory_usage_mb=3, rss_kb=2172, when=WHEN), 6,

@@ -3,6 +3,7 @@ states, jobs that wait for a file, and a startd run by the test itself (not by a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 from pooltools import Pool, wait_for
 
 from htcd.classad import ClassAd
@@ -79,6 +81,20 @@ def script(pool: Pool, name: str, body: str) -> Path:
     path.write_text(body.format(dir=pool.jobs_dir))
     os.chmod(path, 0o755)
     return path
+
+
+def stopped(proc: psutil.Process) -> bool:
+    """The job's process is suspended: stopped (T), or blocked in vfork() (D) for a child that
+    was stopped before it could exec -- what SIGSTOP to a shell's process group gives when it
+    lands between the shell's vfork and its child's exec (dash runs commands so), one time in
+    twenty for a loop of ``sleep 0.1``, more often with the freezer."""
+    with contextlib.suppress(psutil.Error):
+        status = proc.status()
+        if status == psutil.STATUS_STOPPED:
+            return True
+        return status == psutil.STATUS_DISK_SLEEP and any(c.status() == psutil.STATUS_STOPPED
+                                                          for c in proc.children())
+    return False
 
 
 def job_pid(pool: Pool, proc: int = 0, timeout: float = 60) -> int:

@@ -15,6 +15,7 @@ from startd.startd_tools import (
     script,
     slot_ads,
     states,
+    stopped,
     transitions,
     wait_states,
 )
@@ -41,10 +42,12 @@ def test_suspend_and_continue_stop_and_resume_the_job(make_pool) -> None:
     proc = psutil.Process(job_pid(pool))
     rset(pool, "SUSPEND = TotalSlots > 0")
     wait_states(pool, {"slot1": "Claimed/Suspended"})
-    wait_for(lambda: proc.status() == psutil.STATUS_STOPPED, 30, "the job's process to be stopped (state T)")
+    wait_for(lambda: stopped(proc), 30,
+             lambda: f"the job to be suspended (state T, or D waiting on a stopped vfork child), its process is {proc.status()}:\n{pool.log('StartLog')}")
     assert "Claimed/Busy -> Claimed/Suspended (WANT_SUSPEND = True was True and SUSPEND = TotalSlots > 0 was True)" \
         in transitions(pool, "slot1")
-    assert slot_ads(pool)["slot1"].get_value("CondorLoadAvg") == 0.0
+    # the load is sampled every POLLING_INTERVAL: the first sample after the suspension says 0
+    wait_for(lambda: slot_ads(pool)["slot1"].get_value("CondorLoadAvg") == 0.0, 30, "no load from a suspended job")
     rset(pool, "SUSPEND = False", "CONTINUE = True")
     wait_states(pool, {"slot1": "Claimed/Busy"})
     wait_for(lambda: proc.status() != psutil.STATUS_STOPPED, 30, "the job to run again")
@@ -52,6 +55,20 @@ def test_suspend_and_continue_stop_and_resume_the_job(make_pool) -> None:
     (pool.jobs_dir / "go").touch()
     wait_for(lambda: "005" in events(pool.jobs_dir / "s.log"), 60, "the job to finish")
     assert "004" not in events(pool.jobs_dir / "s.log"), "a suspended job is not evicted"
+
+
+def test_a_suspended_job_does_not_hold_up_a_graceful_shutdown(make_pool) -> None:
+    """The startd's graceful shutdown retires a suspended job too (continued, then vacated once
+    MaxJobRetirementTime is over), instead of waiting forever for a job that cannot end."""
+    pool = make_pool({**ONE_SLOT, "WANT_SUSPEND": "True", "SUSPEND": "True", "CONTINUE": "False"}, slots=1)
+    script(pool, "wait.sh", WAITER)
+    pool.submit("executable = wait.sh\narguments = 0\nqueue\n")
+    proc = psutil.Process(job_pid(pool))
+    wait_for(lambda: stopped(proc), 30, lambda: f"the job to be suspended (state T, or D waiting on a stopped vfork child), its process is {proc.status()}")
+    pool.stop(timeout=30)
+    assert not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE, "the job went with the startd"
+    steps = transitions(pool, "slot1")
+    assert "Claimed/Suspended -> Claimed/Retiring (graceful shutdown of the startd)" in steps, steps
 
 
 def test_preempt_retires_then_vacates_then_kills(make_pool) -> None:

@@ -195,6 +195,19 @@ def test_busy_suspends_continues_and_retires(pool_dir: Path) -> None:
     assert (t.state, t.activity) == (PREEMPTING, VACATING), "the job's own MaxJobRetirementTime can only lower it"
 
 
+def test_a_suspended_job_retires_for_a_shutdown_or_drain(pool_dir: Path) -> None:
+    job = ClassAd({"JobUniverse": 5})
+    suspend = Policy.from_config(config(pool_dir, "WANT_SUSPEND = True\nSUSPEND = True\nCONTINUE = False\n"), LOG)
+    for m, why in ((Machine(now=time.time(), shutdown="graceful"), "shutdown"),
+                   (Machine(now=time.time(), drain=Drain("1", "graceful", "", "nothing", None, 0)), "drain")):
+        slot = _slot(CLAIMED, SUSPENDED, job, starter=True)
+        t = _decide(slot, suspend, m)
+        assert (t.state, t.activity, t.retire_why) == (CLAIMED, RETIRING, why), t
+        slot.retire_why = why
+        t = _decide(slot, suspend, m)
+        assert (t.state, t.activity) == (PREEMPTING, VACATING), "MaxJobRetirementTime 0: vacated at once"
+
+
 def test_vanilla_variants_apply_to_vanilla_jobs(pool_dir: Path) -> None:
     policy = Policy.from_config(config(pool_dir, "PREEMPT = False\nPREEMPT_VANILLA = True\n"), LOG)
     assert _decide(_slot(CLAIMED, BUSY, ClassAd({"JobUniverse": 5}), starter=True), policy).activity == RETIRING
