@@ -11,8 +11,8 @@ import os
 from collections.abc import Callable, Mapping
 
 from htcd.config import conditionals
-from htcd.config._expand import Arith, ConfigError, expand, find_close, split_top
-from htcd.config._lines import assignment, first_word
+from htcd.config._expand import WHERE, Arith, ConfigError, expand, find_close, split_top
+from htcd.config._lines import append_separator, assignment, first_word
 from htcd.config._table import COMPUTED, fallback, lookup, table
 from htcd.config.persist_file import persistent_file
 
@@ -100,6 +100,7 @@ class Config:
                 raise ConfigError(f"macro recursion: {chain}",
                                   source=first.source if first else None, line=first.line if first else None)
             stack.append(key)
+            WHERE.append((e.source, e.line))
             try:
                 value = expand(e.raw, self._value, self._env, stack)
             except ConfigError as err:
@@ -108,6 +109,7 @@ class Config:
                 raise ConfigError(f"{e.name} = {e.raw}: {err.message}", source=e.source, line=e.line) from None
             finally:
                 stack.pop()
+                WHERE.pop()
         if cache is not None:
             cache[key] = value
         return value
@@ -283,12 +285,20 @@ class Config:
         self._defs.pop(key, None)
         self._defs[key] = Entry(name, raw, source, line)
 
+    def append(self, name: str, raw: str, source: str, line: int, sep: str = " ") -> None:
+        """``NAME += more``: the previous definition of exactly this name (or its default), the
+        separator and ``more``, as written (so macros in either stay lazy), as HTCondor 25 does."""
+        key = name.lower()
+        e = self._defs.get(key)
+        if e is None:
+            e = _default_entry(key, self.subsystem)
+        previous = e.raw if e is not None else ""
+        self.define(name, f"{previous}{sep}{raw}" if previous else raw, source, line)
+
     def _previous(self, key: str) -> str | None:
         e = self._defs.get(key)
-        if e is None and "." in key:
+        if e is None and "." in key:  # a file's NAME, not NAME's default, as in HTCondor
             e = self._defs.get(key.split(".", 1)[1])
-            if e is None:
-                e = _default_entry(key.split(".", 1)[1], self.subsystem)
         if e is None:
             e = _default_entry(key, self.subsystem)
         return None if e is None else e.raw
@@ -398,19 +408,16 @@ class _Parser:
 
         while i < n:
             lineno = i + 1
-            line = lines[i].strip()
-            i += 1
-            # backslash continuation; comment lines inside a continued value are skipped
-            while line.endswith("\\") and i < n:
-                nxt = lines[i].strip()
-                i += 1
-                if nxt.startswith("#"):
-                    continue
-                line = line[:-1] + nxt
-            if line.endswith("\\"):
-                line = line[:-1]
+            line, i = _logical_line(lines, i)
             if not line or line.startswith("#") or line.startswith("["):
                 continue
+            if line[:1] == "@" and first_word(line[1:])[0].lower() in ("use", "include", "error", "warning"):
+                line = line[1:]  # the documented "@use": older readers skip it as a bad line
+            if active and "$(" in line and (line.startswith("$(") or first_word(line)[1].startswith("$(")):
+                if fixed_line is not None:  # HTCondor expands no macro in a template's knob names
+                    raise ConfigError(f"illegal knob name in a template line: {line}", source=source,
+                                      line=fixed_line)
+                line = self._expand_name(line, source, where(lineno))
             word, rest = first_word(line)
             lw = word.lower()
             is_kw = not rest.lstrip().startswith(("=", "@="))
@@ -425,11 +432,11 @@ class _Parser:
                     if i >= n:
                         raise ConfigError(f"multi-line value of {name} has no closing @{tag}",
                                           source=source, line=where(lineno))
-                    t = lines[i].strip()
-                    i += 1
+                    t, i = _logical_line(lines, i)
                     if t == "@" + tag:
                         break
-                    body.append(t)
+                    if t and not t.startswith("#"):  # blank and comment lines are not part of it
+                        body.append(t)
                 if active:
                     cfg.define(name, "\n".join(body), source, where(lineno))
                 continue
@@ -447,37 +454,100 @@ class _Parser:
             if name is None:
                 raise ConfigError(f"not a valid config line: {line!r} (expected NAME = value)",
                                   source=source, line=where(lineno))
-            cfg.define(name, value.strip(), source, where(lineno))
+            if op is not None and op.startswith("+"):
+                cfg.append(name, value.strip(), source, where(lineno), append_separator(op))
+            elif op in ("junk=", "junk:"):
+                junk = line[len(name):line.index(op[-1], len(name))].strip()
+                self._message("warning", f"{name} {junk} {op[-1]} ...: the words before '{op[-1]}' are "
+                              f"ignored, as HTCondor ignores them; this sets {name}", source, where(lineno))
+                cfg.define(name, value.strip(), source, where(lineno))
+            else:
+                cfg.define(name, value.strip(), source, where(lineno))
         if stack:
             raise ConfigError(f"if on line {stack[-1][4]} has no endif before end of file",
                               source=source, line=stack[-1][4])
+
+    def _expand_name(self, line: str, source: str, line_no: int) -> str:
+        """``$(PFX)_KNOB = 1``: macros in a knob's name are expanded when the line is read."""
+        k = 0
+        while k < len(line):
+            if line.startswith("$(", k):
+                close = find_close(line, k + 2)
+                if close < 0:
+                    break
+                k = close + 1
+            elif line[k].isalnum() or line[k] in "_.":
+                k += 1
+            else:
+                break
+        try:
+            name = self.cfg.expand(line[:k])
+        except ConfigError as err:
+            raise ConfigError(err.message, source=source, line=line_no) from None
+        if not name or first_word(name)[0] != name:
+            raise ConfigError(f"illegal knob name {name!r} (from {line[:k]})", source=source, line=line_no)
+        return name + line[k:]
 
     def _conditional(self, kw: str, rest: str, stack: list[list], active: bool, source: str,
                      line: int) -> bool:
         return conditionals.step(self.cfg, kw, rest, stack, active, source, line)
 
     def _include(self, rest: str, source: str, line: int) -> None:
+        """``include [ifexist] [command [into FILE]] : target``; a target ending in ``|`` is a
+        command too.  ``into FILE`` reads FILE when it exists, else runs the command, keeps
+        its output in FILE and reads that (HTCondor's cache for slow commands)."""
         head, sep, target = rest.partition(":")
         if not sep:
             raise ConfigError("include needs ':' before the file name", source=source, line=line)
-        opts = head.lower().split()
-        bad = [o for o in opts if o not in ("ifexist", "command")]
-        if bad:
-            raise ConfigError(f"unknown include option {bad[0]!r} (known: ifexist, command)",
-                              source=source, line=line)
+        words = head.split()
+        ifexist = bool(words) and words[0].lower() in ("ifexist", "ifexists")
+        words = words[1:] if ifexist else words
+        command = bool(words) and words[0].lower() in ("command", "output")
+        words = words[1:] if command else words
+        into = None
+        if command and words and words[0].lower() == "into":
+            if len(words) < 2:
+                raise ConfigError("include ... into: expected a file name after 'into'", source=source, line=line)
+            into, words = words[1], words[2:]
+            if words:  # HTCondor reads nothing after the file name
+                self._message("warning", f"include ... into {into} {' '.join(words)}: the words after the "
+                              "file name are ignored, as HTCondor ignores them", source, line)
+                words = []
+        if words:
+            raise ConfigError(f"unknown include option {words[0]!r} (the form is: include [ifexist] "
+                              "[command [into FILE]] : target)", source=source, line=line)
         try:
             target = self.cfg.expand(target).strip()
+            into = self.cfg.expand(into).strip() if into is not None else None
         except ConfigError as err:
             raise ConfigError(err.message, source=source, line=line) from None
+        if target.endswith("|"):
+            command, target = True, target[:-1].strip()
         if not target:
             raise ConfigError("include without a file name", source=source, line=line)
+        if into is not None and (not into or into.endswith("|")):
+            raise ConfigError(f"include ... into {into!r}: the destination must be a file", source=source,
+                              line=line)
         if self.depth >= MAX_INCLUDE_DEPTH:
             raise ConfigError(f"includes nested deeper than {MAX_INCLUDE_DEPTH}", source=source, line=line)
         sub = _Parser(self.cfg, self.depth + 1)
         try:
-            if "command" in opts:
-                sub.parse_text(_run_command(target), f"<command: {target}>")
-            elif "ifexist" in opts and not os.path.exists(target):
+            if into is not None and os.path.isfile(into):
+                sub.parse_file(into)
+            elif command:
+                try:
+                    text = _run_command(target)
+                except ConfigError:
+                    if ifexist:
+                        return
+                    raise
+                if into is not None:
+                    with open(into, "w", encoding="utf-8") as f:
+                        f.write(text)
+                    sub.parse_file(into)
+                else:
+                    sub.parse_text(text, f"<command: {target}>")
+            elif ifexist and not os.path.exists(target):
                 return
             else:
                 sub.parse_file(target)
@@ -485,6 +555,9 @@ class _Parser:
             if err.source is None:
                 raise ConfigError(err.message, source=source, line=line) from None
             raise
+        except OSError as err:
+            raise ConfigError(f"include ... into {into}: cannot write it: {err.strerror}", source=source,
+                              line=line) from None
 
     def _message(self, kind: str, text: str, source: str, line: int) -> None:
         """``error : text`` stops reading with that message; ``warning : text`` goes to stderr."""
@@ -503,22 +576,69 @@ class _Parser:
         cat = cat.strip()
         if not sep or not cat:
             raise ConfigError("use needs 'CATEGORY : template'", source=source, line=line)
-        for item in split_top(items, ","):
-            item = item.strip()
-            if not item:
-                continue
-            args = ""
-            if "(" in item:
-                tname, _, args = item.partition("(")
-                args = args.rstrip()
-                if not args.endswith(")"):
-                    raise ConfigError(f"use {cat}:{item}: missing ')'", source=source, line=line)
-                args = args[:-1]
-            else:
-                tname = item
-            tname = tname.strip()
+        for tname, args in _use_items(items, f"use {cat}:", source, line):
             text = _template(cat, tname, source, line)
             self.parse_text(apply_template_args(text, args), source, fixed_line=line)
+
+
+def _use_items(items: str, what: str, source: str, line: int) -> list[tuple[str, str]]:
+    """The templates of a use line with their argument text: names separated by blanks or
+    commas (``use ROLE : Execute Submit``), each optionally followed by ``(arguments)``."""
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(items)
+    while True:
+        while i < n and (items[i].isspace() or items[i] == ","):
+            i += 1
+        if i >= n:
+            return out
+        k = i
+        while k < n and not items[k].isspace() and items[k] not in ",(":
+            k += 1
+        name = items[i:k]
+        while k < n and items[k].isspace():
+            k += 1
+        args = ""
+        if k < n and items[k] == "(":
+            close = _find_close_brackets(items, k)
+            if close < 0:
+                raise ConfigError(f"{what}{items[i:].strip()}: missing ')'", source=source, line=line)
+            args = items[k + 1:close]
+            k = close + 1
+        if not name:
+            raise ConfigError(f"{what}{items.strip()}: expected a template name", source=source, line=line)
+        out.append((name, args))
+        i = k
+
+
+def _find_close_brackets(text: str, start: int) -> int:
+    """Index of the ``)`` closing the ``(`` at ``start``, nested () and [] counted; -1 if none."""
+    stack: list[str] = []
+    for k in range(start, len(text)):
+        c = text[k]
+        if c in "([":
+            stack.append(")" if c == "(" else "]")
+        elif c in ")]":
+            if not stack or stack.pop() != c:
+                return -1
+            if not stack:
+                return k
+    return -1
+
+
+def _logical_line(lines: list[str], i: int) -> tuple[str, int]:
+    """The line at ``i``, trimmed, with the lines a trailing ``\\`` continues it onto (each
+    trimmed; comment lines inside skipped); and the index after it."""
+    line = lines[i].strip()
+    i += 1
+    while line.endswith("\\") and i < len(lines):
+        nxt = lines[i].strip()
+        i += 1
+        if nxt.startswith("#"):
+            continue
+        line = line[:-1] + nxt
+    if line.endswith("\\"):
+        line = line[:-1]
+    return line, i
 
 
 def _run_command(cmd: str) -> str:
@@ -613,7 +733,9 @@ def _template(cat: str, name: str, source: str, line: int) -> str:
     path = os.path.join(_TEMPLATES, cat.lower(), name.lower() + ".conf")
     if "/" not in cat + name and os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
-            return f.read()
+            text = f.read()
+        _PRELOADED[(cat.lower(), name.lower())] = text  # read once per process
+        return text
     if _PROVIDER:
         provider = _PROVIDER.pop()
         provider()
@@ -626,54 +748,72 @@ def _template(cat: str, name: str, source: str, line: int) -> str:
                       + ", ".join(known[cat.upper()]), source=source, line=line)
 
 
-def _args_from(args: str, skip: int) -> str:
-    """The argument text after the first ``skip`` arguments, as written (commas and spacing kept)."""
-    rest = args
-    for _ in range(skip):
-        parts = split_top(rest, ",", 1)
-        if len(parts) < 2:
-            return ""
-        rest = parts[1]
-    return rest.strip()
+def _arg_tokens(args: str) -> list[tuple[int, str]]:
+    """The arguments of a ``use`` line: (end offset, text) of each comma-separated piece that is
+    not blank, trimmed.  Commas inside parentheses separate too, and blank pieces are dropped
+    (``T(, b)`` has one argument, ``b``), as HTCondor's reader has it."""
+    out = []
+    start = 0
+    for k, c in enumerate(args + ","):
+        if c == ",":
+            piece = args[start:k].strip()
+            if piece:
+                out.append((k, piece))
+            start = k + 1
+    return out
+
+
+def _meta_arg(body: str, args: str, tokens: list[tuple[int, str]]) -> str:
+    """The value of one ``$(N...)`` of a template: N, then ``?`` (1 when non-empty), ``#`` or
+    ``+`` (N = 0: the count; else argument N and the rest, as written), then ``:default``."""
+    k = 0
+    while k < len(body) and body[k].isdigit():
+        k += 1
+    index = int(body[:k])
+    flag = body[k:k + 1] if body[k:k + 1] in ("?", "#", "+") else ""
+    k += len(flag)
+    default = body[k + 1:] if body[k:k + 1] == ":" else None
+    if index <= 0:
+        value = str(len(tokens)) if flag in ("#", "+") else args
+    elif flag in ("#", "+"):
+        if index == 1:
+            value = args
+        elif index - 1 <= len(tokens):
+            value = args[tokens[index - 2][0]:]
+            value = value[1:] if value.startswith(",") else value
+        else:
+            value = ""
+        if not value.strip() and default is not None:
+            value = default
+    elif index <= len(tokens):
+        value = tokens[index - 1][1]
+    else:
+        value = default if default is not None else ""
+    value = value.strip()
+    if flag == "?":
+        return "1" if value else "0"
+    return value
 
 
 def apply_template_args(text: str, args: str) -> str:
-    """Fill template arguments: ``$(0)`` all, ``$(N)``, ``$(N:def)``, ``$(N?)``, ``$(N+)``, ``$(0#)``."""
-    values = [a.strip() for a in split_top(args, ",")] if args.strip() else []
-    out: list[str] = []
-    i = 0
+    """Fill template arguments: ``$(0)`` all, ``$(N)``, ``$(N:def)``, ``$(N?)``, ``$(N+)``, ``$(0#)``.
+
+    The first such macro is replaced, then the text is scanned again from the start, so a
+    default may hold another (``$(3+:1/$(NUM_SLOTS_TYPE_$(1:1)))``)."""
+    tokens = _arg_tokens(args)
+    pos = 0
     while True:
-        j = text.find("$(", i)
+        j = text.find("$(", pos)
         if j < 0:
-            out.append(text[i:])
-            break
-        close = find_close(text, j + 2)
-        body = text[j + 2:close] if close > 0 else ""
-        parts = split_top(body, ":", 1)
-        head = parts[0].strip()
-        digits = head.rstrip("?+#")
-        if close < 0 or not digits.isdigit():
-            out.append(text[i:j + 2])
-            i = j + 2
+            return text
+        if (j > 0 and text[j - 1] == "$") or not text[j + 2:j + 3].isdigit():
+            pos = j + 2
             continue
-        out.append(text[i:j])
-        k = int(digits)
-        suffix = head[len(digits):]
-        if suffix == "#":
-            rep = str(len(values))
-        elif suffix == "?":
-            rep = "1" if (args.strip() if k == 0 else k <= len(values) and values[k - 1]) else "0"
-        elif suffix == "+":
-            rep = _args_from(args, max(k - 1, 0))
-        elif k == 0:
-            rep = args.strip()
-        else:
-            rep = values[k - 1] if k <= len(values) else ""
-        if not rep and len(parts) > 1:
-            rep = parts[1]
-        out.append(rep)
-        i = close + 1
-    return "".join(out)
+        close = find_close(text, j + 2)
+        if close < 0:
+            return text
+        text = text[:j] + _meta_arg(text[j + 2:close], args, tokens) + text[close + 1:]
+        pos = 0
 
 
 # ----- sources -------------------------------------------------------------------------------
@@ -706,6 +846,8 @@ def load(subsystem: str = "TOOL", local_name: str | None = None,
     if top is None:
         parser.parse_text(EMBEDDED_DEFAULT, EMBEDDED)
     elif top:
+        root = os.path.dirname(os.path.abspath(top))
+        cfg.define("CONFIG_ROOT", root, PARAM_TABLE, 0)  # the top file's folder, for includes
         parser.parse_file(top)
     if top != "":
         _locals(cfg, parser)
@@ -716,47 +858,95 @@ def load(subsystem: str = "TOOL", local_name: str | None = None,
 
 
 def _locals(cfg: Config, parser: _Parser) -> None:
-    """LOCAL_CONFIG_DIR (lexical order, excluded names skipped), then LOCAL_CONFIG_FILE."""
-    dirs = cfg.get_list("LOCAL_CONFIG_DIR")
+    """LOCAL_CONFIG_DIR (lexical order, excluded names skipped), then LOCAL_CONFIG_FILE (a file
+    that changes LOCAL_CONFIG_FILE chains to the new list), then LOCAL_CONFIG_DIR again if
+    those files changed it, then the user's config file: HTCondor's order."""
+    dirs = cfg.get("LOCAL_CONFIG_DIR")
     if dirs:
-        import re
+        _local_dirs(cfg, parser)
+    _local_files(cfg, parser)
+    new_dirs = cfg.get("LOCAL_CONFIG_DIR")
+    if new_dirs and new_dirs != dirs:
+        _local_dirs(cfg, parser)
+    _user_file(cfg, parser)
 
-        pattern = cfg.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
+
+def _local_dirs(cfg: Config, parser: _Parser) -> None:
+    import re
+
+    pattern = cfg.get("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
+    try:
+        exclude = re.compile(pattern) if pattern else None
+    except re.error as err:
+        where = cfg.where("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
+        raise ConfigError(f"LOCAL_CONFIG_DIR_EXCLUDE_REGEXP is not a valid regular expression: {err}",
+                          source=where[0] if where else None, line=where[1] if where else None) from None
+    for d in cfg.get_list("LOCAL_CONFIG_DIR"):
         try:
-            exclude = re.compile(pattern) if pattern else None
-        except re.error as err:
-            where = cfg.where("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")
-            raise ConfigError(f"LOCAL_CONFIG_DIR_EXCLUDE_REGEXP is not a valid regular expression: {err}",
-                              source=where[0] if where else None, line=where[1] if where else None) from None
-        for d in dirs:
-            try:
-                names = sorted(os.listdir(d))
-            except OSError:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        for fn in names:
+            path = os.path.join(d, fn)
+            if exclude is not None and exclude.search(fn):
                 continue
-            for fn in names:
-                path = os.path.join(d, fn)
-                if exclude is not None and exclude.search(fn):
-                    continue
-                if os.path.isfile(path):
-                    parser.parse_file(path)
-    whole = (cfg.get("LOCAL_CONFIG_FILE") or "").strip()
-    if whole.endswith("|"):  # one command whose output is config text
-        cmd = whole[:-1].strip()
-        parser.parse_text(_run_command(cmd), f"<command: {cmd}>")
-        return
-    files = cfg.get_list("LOCAL_CONFIG_FILE")
-    if not files:
+            if os.path.isfile(path):
+                parser.parse_file(path)
+
+
+def _local_list(value: str) -> list[str]:
+    """LOCAL_CONFIG_FILE's value as sources: one command (ending in ``|``), else a file list."""
+    if value.strip().endswith("|"):
+        return [value.strip()]
+    return value.replace(",", " ").split()
+
+
+def _local_files(cfg: Config, parser: _Parser) -> None:
+    value = cfg.get("LOCAL_CONFIG_FILE") or ""
+    todo = _local_list(value)
+    if not todo:
         return
     required = cfg.get_bool("REQUIRE_LOCAL_CONFIG_FILE", True)
-    for path in files:
-        if not os.path.exists(path):
-            if required:
-                where = cfg.where("LOCAL_CONFIG_FILE")
-                raise ConfigError(f"local config file {path} not found (set REQUIRE_LOCAL_CONFIG_FILE = "
-                                  "false to allow this)", source=where[0] if where else None,
-                                  line=where[1] if where else None)
+    done: list[str] = []
+    k = 0
+    while k < len(todo):
+        source = todo[k]
+        if source.endswith("|"):  # a command whose output is config text
+            cmd = source[:-1].strip()
+            parser.parse_text(_run_command(cmd), f"<command: {cmd}>")
+        elif os.path.exists(source):
+            parser.parse_file(source)
+        elif required:
+            where = cfg.where("LOCAL_CONFIG_FILE")
+            raise ConfigError(f"local config file {source} not found (set REQUIRE_LOCAL_CONFIG_FILE = "
+                              "false to allow this)", source=where[0] if where else None,
+                              line=where[1] if where else None)
+        done.append(source)
+        new = cfg.get("LOCAL_CONFIG_FILE") or ""
+        if new != value:  # the file named other local files: go on with those not read yet
+            value = new
+            todo = [s for s in _local_list(new) if s not in done]
+            k = 0
             continue
-        parser.parse_file(path)
+        k += 1
+
+
+def _user_file(cfg: Config, parser: _Parser) -> None:
+    """USER_CONFIG_FILE: an absolute path, or a name under ~/.condor of the effective user.
+    Daemons running as root skip it, as HTCondor's do (they can switch ids)."""
+    name = (cfg.get("USER_CONFIG_FILE") or "").strip()
+    if not name or (os.geteuid() == 0 and cfg.subsystem not in ("TOOL", "SUBMIT")):
+        return
+    if not os.path.isabs(name):
+        import pwd
+
+        try:
+            home = pwd.getpwuid(os.geteuid()).pw_dir
+        except KeyError:
+            return
+        name = os.path.join(home, ".condor", name)
+    if os.access(name, os.R_OK) and os.path.isfile(name):
+        parser.parse_file(name)
 
 
 def _persistent(cfg: Config, parser: _Parser) -> None:

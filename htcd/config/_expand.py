@@ -15,6 +15,22 @@ class ConfigError(UserError):
     """A mistake in a configuration file or value; names the file and line when known."""
 
 
+#: (source, line) of the definitions being expanded, innermost last: where a warning points.
+WHERE: list[tuple[str, int]] = []
+_WARNED: set[str] = set()
+
+
+def warn(message: str) -> None:
+    """Print a warning about the definition being expanded, once per definition and message."""
+    import sys
+
+    where = f"{WHERE[-1][0]}:{WHERE[-1][1]}: " if WHERE else ""
+    text = f"{where}warning: {message}"
+    if text not in _WARNED:
+        _WARNED.add(text)
+        print(text, file=sys.stderr)
+
+
 def find_close(text: str, start: int) -> int:
     """Index of the ``)`` matching the ``(`` just before ``start``, or -1 when unbalanced."""
     depth = 1
@@ -90,7 +106,7 @@ def expand(text: str, lookup: Callable[[str, list[str]], str | None], env: Mappi
         k = j + 1
         while k < n and (text[k].isalnum() or text[k] == "_"):
             k += 1
-        fname = text[j + 1:k].upper()
+        fname = text[j + 1:k]  # case matters: $int(...) is not a function, as in HTCondor
         if k < n and text[k] == "(" and fname[:1].isalpha():
             close = find_close(text, k + 1)
             if close < 0:
@@ -100,12 +116,14 @@ def expand(text: str, lookup: Callable[[str, list[str]], str | None], env: Mappi
             func = _FUNCS.get(fname)
             if func is not None:
                 out.append(func(body, lookup, env, stack))
-            elif fname[0] == "F" and all(c in _F_OPTIONS for c in fname[1:].lower()):
-                out.append(_fpath(fname[1:].lower(), body, lookup, env, stack))
+            elif fname[0] == "F" and all(c in _F_OPTIONS for c in fname[1:]):
+                out.append(_fpath(fname[1:], body, lookup, env, stack))
             else:
-                raise ConfigError(f"unknown function ${text[j + 1:k]}(...) (known: $ENV, $INT, $REAL, "
-                                  "$F[pdnxbqauwf], $SUBSTR, $CHOICE, $RANDOM_CHOICE, $RANDOM_INTEGER; "
-                                  "write $(DOLLAR) for a literal $)")
+                whole = text[j:close + 1]
+                warn(f"unknown function {whole} is kept as written (known: $ENV, $INT, $REAL, $STRING, "
+                     "$EVAL, $F[pdnxbqauwf], $BASENAME, $DIRNAME, $SUBSTR, $CHOICE, $RANDOM_CHOICE, "
+                     "$RANDOM_INTEGER; write $(DOLLAR) for a literal $)")
+                out.append(whole)
             i = close + 1
             continue
         out.append("$")
@@ -116,7 +134,7 @@ def expand(text: str, lookup: Callable[[str, list[str]], str | None], env: Mappi
 def _macro(body: str, lookup, env, stack: list[str]) -> str:
     parts = split_top(body, ":", 1)
     name = parts[0]
-    if name != name.strip():  # HTCondor: "$( A )" is not a macro and stays as written
+    if not _macro_name(name):  # HTCondor: "$( A )", "$(1?)", "$(A-B)" are not macros, kept as written
         return "$(" + body + ")"
     if "$" in name:
         name = expand(name, lookup, env, stack).strip()
@@ -130,6 +148,23 @@ def _macro(body: str, lookup, env, stack: list[str]) -> str:
     return ""
 
 
+def _macro_name(name: str) -> bool:
+    """Whether ``name`` may be a macro's name: letters, digits, ``_ . /`` and nested macros."""
+    i = 0
+    while i < len(name):
+        c = name[i]
+        if name.startswith("$(", i):
+            close = find_close(name, i + 2)
+            if close < 0:
+                return False
+            i = close + 1
+            continue
+        if not (c.isalnum() or c in "_./"):
+            return False
+        i += 1
+    return bool(name)
+
+
 def _env(body: str, lookup, env, stack: list[str]) -> str:
     parts = split_top(body, ":", 1)
     name = expand(parts[0], lookup, env, stack).strip()
@@ -141,25 +176,94 @@ def _env(body: str, lookup, env, stack: list[str]) -> str:
     return "UNDEFINED"
 
 
+def _evaluate(text: str) -> object:
+    """``text`` as a ClassAd expression evaluated in an empty ad; ``_UNPARSABLE`` when it is not one.
+
+    The ClassAd engine is imported here, on the first such function, so that reading a config
+    that uses none costs nothing."""
+    from htcd.classad import parse_expr
+
+    try:
+        return parse_expr(text).eval()
+    except UserError:
+        return _UNPARSABLE
+
+
+_UNPARSABLE = object()
+
+
+def _format(what: str, fmt: str, value: object) -> str:
+    try:
+        return fmt % value
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"bad format {fmt!r} in {what}: {err}") from None
+
+
 def _number(body: str, lookup, env, stack: list[str], real: bool) -> str:
+    """``$INT(x[,fmt])`` / ``$REAL(x[,fmt])``: x (a knob's value, or the text itself) evaluated as
+    arithmetic, else as a ClassAd expression (``"a" == "a"`` is 1); formatted with fmt (all of
+    the text after the comma), else as %d / %.16G."""
     parts = split_top(body, ",", 1)
     arg = expand(parts[0], lookup, env, stack).strip()
     known = lookup(arg, stack) if _is_name(arg) else None
     expr = known if known else arg
+    kind = "$REAL" if real else "$INT"
+    value: object
     try:
         value = Arith(expr).parse()
     except ValueError as err:
-        kind = "$REAL" if real else "$INT"
-        raise ConfigError(f"{kind}({body}): {expr!r} is not a number ({err})") from None
+        value = _evaluate(expr)
+        if isinstance(value, bool):
+            value = int(value)
+        elif not isinstance(value, (int, float)):
+            raise ConfigError(f"{kind}({body}): {expr!r} is not a number ({err})") from None
+    number = float(value) if real else int(value)
     if len(parts) > 1:
-        fmt = parts[1].strip()
-        try:
-            return fmt % (float(value) if real else int(value))
-        except (TypeError, ValueError) as err:
-            raise ConfigError(f"bad format {fmt!r} in $INT/$REAL({body}): {err}") from None
-    if real:
-        return repr(float(value)).removesuffix(".0") if float(value).is_integer() else repr(float(value))
-    return str(int(value))
+        return _format(f"{kind}({body})", expand(parts[1], lookup, env, stack), number)
+    return f"{number:.16G}" if real else str(number)
+
+
+def _string(body: str, lookup, env, stack: list[str]) -> str:
+    """``$STRING(x[,fmt])``: x evaluated; a string is formatted (``%s``), anything else is
+    given back as written, as HTCondor does."""
+    parts = split_top(body, ",", 1)
+    text = _arg_value(parts[0], lookup, env, stack)
+    value = _evaluate(text)
+    if not isinstance(value, str):
+        return text
+    fmt = expand(parts[1], lookup, env, stack) if len(parts) > 1 else "%s"
+    return _format(f"$STRING({body})", fmt, value)
+
+
+def _eval(body: str, lookup, env, stack: list[str]) -> str:
+    """``$EVAL(x)``: x evaluated; a string without quotes, any other value as ClassAds print it."""
+    text = _arg_value(body, lookup, env, stack)
+    value = _evaluate(text)
+    if value is _UNPARSABLE:
+        raise ConfigError(f"$EVAL({body}): {text!r} is not a ClassAd expression")
+    if isinstance(value, str):
+        return value
+    from htcd.classad import unparse
+
+    return unparse(value)
+
+
+def _basename(body: str, lookup, env, stack: list[str]) -> str:
+    """``$BASENAME(path[, suffix])``: the file name, without suffix when it ends with it."""
+    parts = split_top(body, ",", 1)
+    path = _arg_value(parts[0], lookup, env, stack)
+    name = path[max(path.rfind("/"), path.rfind("\\")) + 1:]
+    if len(parts) > 1:
+        suffix = expand(parts[1], lookup, env, stack).strip()
+        if suffix and name.endswith(suffix):
+            name = name[:-len(suffix)]
+    return name
+
+
+def _dirname(body: str, lookup, env, stack: list[str]) -> str:
+    """``$DIRNAME(path)``: the directory with its trailing separator (``$Fp``)."""
+    path = _arg_value(body, lookup, env, stack)
+    return path[:max(path.rfind("/"), path.rfind("\\")) + 1]
 
 
 def _is_name(text: str) -> bool:
@@ -222,11 +326,11 @@ def _fpath(opts: str, body: str, lookup, env, stack: list[str]) -> str:
         if "n" in opts:
             result += stem
         if "x" in opts:
-            result += ext
+            result += ext[1:] if "b" in opts and "n" not in opts else ext
     if "w" in opts:
         result = result.replace("/", "\\")
     if "q" in opts and result:
-        result = f'"{result}"'
+        result = f"'{result}'" if "a" in opts else f'"{result}"'
     return result
 
 
@@ -308,6 +412,10 @@ _FUNCS: dict[str, Callable[..., str]] = {
     "ENV": _env,
     "INT": lambda b, lk, e, s: _number(b, lk, e, s, False),
     "REAL": lambda b, lk, e, s: _number(b, lk, e, s, True),
+    "STRING": _string,
+    "EVAL": _eval,
+    "BASENAME": _basename,
+    "DIRNAME": _dirname,
     "SUBSTR": _substr,
     "CHOICE": _choice,
     "RANDOM_CHOICE": _random_choice,

@@ -279,10 +279,10 @@ def test_metaknobs(tmp_path: Path) -> None:
 
 def test_unknown_metaknob_lists_known(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"unknown ROLE template Bogus; known: CentralManager, Execute, "
-                                          r"Personal, Submit") as ei:
+                                          r"get_htcondor_central_manager, .*Personal, Submit") as ei:
         cfg_of(tmp_path, "\nuse ROLE : Bogus\n")
     assert ei.value.line == 2
-    with pytest.raises(ConfigError, match="unknown category FOO; known categories: FEATURE, POLICY, ROLE"):
+    with pytest.raises(ConfigError, match="unknown category FOO; known categories: EXPERIMENTAL, FEATURE, POLICY, ROLE"):
         cfg_of(tmp_path, "use FOO : Bar\n")
     assert "Always_Run_Jobs" in known_templates()["POLICY"]
 
@@ -447,7 +447,7 @@ def test_shipped_templates_are_listed() -> None:
 def test_template_argument_errors_name_the_use_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         cfg_of(tmp_path, "A = 1\nuse POLICY : Want_Hold_If(X)\n")
-    assert str(err.value).startswith(f"{tmp_path}/top:2: use POLICY : Want_Hold_If needs 3 arguments")
+    assert str(err.value).startswith(f"{tmp_path}/top:2: use POLICY : WANT_HOLD_IF requires 3 arguments")
 
 
 def test_error_and_warning_directives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -483,14 +483,18 @@ def test_register_templates(tmp_path: Path) -> None:
 # ----- $ functions -------------------------------------------------------------------------------
 
 
-def test_unknown_function_is_an_error_with_file_and_line(tmp_path: Path) -> None:
-    cfg = cfg_of(tmp_path, "A = 1\nB = x $BOGUS(y) z\nC = $BOGUS no paren\nD = $Fz(A)\n")
-    with pytest.raises(ConfigError) as err:
-        cfg.get("B")
-    assert str(err.value).startswith(f"{tmp_path}/top:2: B = x $BOGUS(y) z: unknown function $BOGUS(...)")
+def test_unknown_function_is_kept_with_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = cfg_of(tmp_path, "A = 1\nB = x $BOGUS(y) z\nC = $BOGUS no paren\nD = $Fz(A)\nE = $int(3)\n")
+    assert cfg.get("B") == "x $BOGUS(y) z"
     assert cfg.get("C") == "$BOGUS no paren"
-    with pytest.raises(ConfigError, match=r"top:4: .*unknown function \$Fz"):
-        cfg.get("D")
+    assert cfg.get("D") == "$Fz(A)"
+    assert cfg.get("E") == "$int(3)"  # names are case-sensitive, as in HTCondor
+    err = capsys.readouterr().err
+    assert f"{tmp_path}/top:2: warning: unknown function $BOGUS(y) is kept as written" in err
+    assert f"{tmp_path}/top:4: warning: unknown function $Fz(A)" in err
+    assert "$BOGUS no paren" not in err
+    cfg.get("B")
+    assert capsys.readouterr().err == ""  # once per definition
 
 
 def test_function_arguments_may_hold_macros(tmp_path: Path) -> None:
@@ -553,3 +557,55 @@ def test_random_picks_are_stable_per_host_and_knob(tmp_path: Path) -> None:
     assert first.get("A") != first.get("B")  # another knob, another draw
     cfg = cfg_of(tmp_path, "use POLICY : UWCS_Desktop\n")
     assert -30 * 60 <= int(cfg.get("UWCS_PERIODIC_CHECKPOINT").split("+ ")[1].split(" *")[0]) * 60 <= 30 * 60
+
+
+# ----- HTCondor 25 forms -------------------------------------------------------------------------
+
+
+def test_words_before_the_operator_are_skipped_with_a_warning(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = cfg_of(tmp_path, "A = x\nA -= y\nB foo : z\n")
+    assert (cfg.get("A"), cfg.get("B")) == ("y", "z")  # as HTCondor reads them
+    err = capsys.readouterr().err
+    assert f"{tmp_path}/top:2: warning: A - = ...: the words before '=' are ignored" in err
+    assert f"{tmp_path}/top:3: warning: B foo : ...: the words before ':' are ignored" in err
+
+
+def test_append_operators(tmp_path: Path) -> None:
+    cfg = cfg_of(tmp_path, "A = x\nA += y\nB = x\nB +,= y\nC = x\nC +&&= y\nD += d\nE = $(F)\nE += e\nF = 2\n")
+    assert [cfg.get(k) for k in "ABCDE"] == ["x y", "x,y", "x && y", "d", "2 e"]
+    assert cfg.raw("E") == "$(F) e"  # appended as written: macros stay lazy
+
+
+def test_include_command_into_caches_the_output(tmp_path: Path) -> None:
+    (tmp_path / "cmd.sh").write_text("echo Z=first\n")
+    text = f"include command into {tmp_path}/cache : sh {tmp_path}/cmd.sh\n"
+    assert cfg_of(tmp_path, text).get("Z") == "first"
+    assert (tmp_path / "cache").read_text() == "Z=first\n"
+    (tmp_path / "cmd.sh").write_text("echo Z=second\n")
+    assert cfg_of(tmp_path, text).get("Z") == "first"  # the cache is read, the command not run
+    with pytest.raises(ConfigError, match=r"top:1: .*command 'false' exited with status 1"):
+        cfg_of(tmp_path, "include command : false\n")
+    assert cfg_of(tmp_path, "include ifexist command : false\nA = 1\n").get("A") == "1"
+
+
+def test_macro_in_a_template_knob_name_is_refused(tmp_path: Path) -> None:
+    from htcd.config import _core, register_templates
+
+    try:
+        register_templates("TESTING", "Named", "K_$(X) = 1\n")
+        with pytest.raises(ConfigError, match=r"top:1: illegal knob name in a template line: K_\$\(X\) = 1"):
+            cfg_of(tmp_path, "use TESTING : Named\n")
+        assert cfg_of(tmp_path, "X = a\nK_$(X) = 1\n").get("K_a") == "1"  # outside templates it is expanded
+    finally:
+        _core._REGISTERED.pop(("testing", "named"), None)
+
+
+def test_local_config_file_chains_and_user_file(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text(f"LOCAL_CONFIG_FILE = {tmp_path}/b\nA = a\n")
+    (tmp_path / "b").write_text("B = b\n")
+    (tmp_path / "u").write_text("U = $(A)$(B)\n")
+    cfg = cfg_of(tmp_path, f"LOCAL_CONFIG_FILE = {tmp_path}/a\nUSER_CONFIG_FILE = {tmp_path}/u\n")
+    assert cfg.get("U") == "ab"
+    assert cfg.files == [f"{tmp_path}/top", f"{tmp_path}/a", f"{tmp_path}/b", f"{tmp_path}/u"]
+    assert cfg.get("CONFIG_ROOT") == str(tmp_path)

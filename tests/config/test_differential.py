@@ -6,35 +6,16 @@ process), htcd in this one.  "ERROR" on both sides means both reject the layout.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from htcd.config import ConfigError, load
+from htcd.config import ConfigError, load, table
+from tests.config.oracle import Case, run_all
 
 pytest.importorskip("htcondor2")
 
-pytestmark = pytest.mark.slow  # one HTCondor subprocess per layout, 150 of them
-
-_ORACLE = r"""
-import json, sys
-import htcondor2
-if sys.argv[1] != "TOOL":
-    htcondor2.set_subsystem(sys.argv[1])
-p = htcondor2.param
-out = {}
-for k in sys.argv[2:]:
-    try:
-        p["__P"] = "$(" + k + ")"
-        out[k] = p["__P"]
-    except KeyError:
-        out[k] = None
-print(json.dumps(out))
-"""
+pytestmark = pytest.mark.slow  # HTCondor reads 190 layouts (one subprocess, more when one exits)
 
 _DESKTOP = ["START", "SUSPEND", "CONTINUE", "PREEMPT", "KILL", "WANT_SUSPEND", "WANT_VACATE", "MaxJobRetirementTime",
             "CLAIM_WORKLIFE", "SLOTS_CONNECTED_TO_KEYBOARD", "IS_OWNER", "STARTD_LATCH_EXPRS", "CpuBusyTimer",
@@ -296,6 +277,112 @@ L = [
      "TOOL", {}),
     ("error_directive", {"top": "A = 1\nerror : stop here\n"}, ["A"], "TOOL", {}),
     ("error_directive_skipped", {"top": "if false\nerror : not reached\nendif\nA = 1\n"}, ["A"], "TOOL", {}),
+    # the language of HTCondor 25 that htcd gained with the generated templates
+    ("at_use", {"top": "use ROLE : Personal\n@use FEATURE : GPUs\n"}, ["DAEMON_LIST", "STARTD_CRON_JOBLIST"],
+     "TOOL", {}),
+    ("at_use_unknown", {"top": "@use FEATURE : Bogus\nA = 1\n"}, ["A"], "TOOL", {}),
+    ("eval_manual", {"top": 'slist = "a,B,c"\nlcslist = tolower($(slist))\nlist = split($(slist))\n'
+                            'clist = size($(list)) * 10\nsemilist = join(";",split($(lcslist)))\nA=$EVAL(slist)\n'
+                            'B=$EVAL(lcslist)\nC=$EVAL(list)\nD=$EVAL(clist)\nE=$EVAL(semilist)\n'
+                            'list2 = {1,2.5,"s"}\nF=$EVAL(list2)\nG=$EVAL(1.5)\nH=$EVAL(true)\nI=$EVAL(undefined)\n'
+                            'J=$EVAL(1/0)\nK=$EVAL("x")\nL=$EVAL([a=1])\nM=$EVAL(NOPE_ATTR)\n'},
+     list("ABCDEFGHIJKLM"), "TOOL", {}),
+    ("string_manual", {"top": 'slist = "a,B,c"\nclist = size(split($(slist))) * 10\nA=$STRING(slist)\n'
+                              'B=$STRING(slist,Name: %s)\nC=$STRING(clist)\nD=$STRING("a" + 1)\nE=$STRING("q")\n'},
+     list("ABCDE"), "TOOL", {}),
+    ("int_real_classad", {"top": 'X = 2\nY = 6\nXYArea = $(X) * $(Y)\nA=$INT(XYArea)\nB=$INT(XYArea,%04d)\n'
+                                 'C=$INT(XYArea,Area=%d)\nD=$INT("a"=="a")\nE=$INT(3.7)\nF=$REAL(1.0/3)\n'
+                                 'G=$REAL(1e20)\nH=$INT(true)\nI=$REAL(2.5)\nJ=$REAL(0.1)\nK=$INT(1e3)\n'
+                                 'L=$REAL(100000000.0)\nM=$INT(-3)\nN=$INT(3,%5d|)\nO=$REAL(XYArea,%.1f)\n'},
+     list("ABCDEFGHIJKLMNO"), "TOOL", {}),
+    ("basename_dirname", {"top": "P = /a/b/c.tar.gz\nE=$BASENAME(P)\nF=$DIRNAME(P)\nG=$BASENAME(P, .gz)\n"
+                                 "H=$BASENAME(P,.tar.gz)\nI=$BASENAME(/x/y/)\nJ=$DIRNAME(file)\nK=$BASENAME(P, gz)\n"
+                                 "L=$BASENAME(P, .zip)\nO=$DIRNAME(/)\nQ=$DIRNAME(/a/b/c)\n"},
+     list("EFGHIJKLOQ"), "TOOL", {}),
+    ("f_b_x_a_q", {"top": "P = /a/b/c.tar.gz\nA=$Fbx(P)\nB=$Fqa(P)\nC=$Fnbx(P)\nD=$Fpqa(P)\n"}, list("ABCD"),
+     "TOOL", {}),
+    ("unknown_function_kept", {"top": "P = /a\nA=$FOO(x)\nB=x $BOGUS(y) z\nC=$Fz(P)\nD=$int(3)\nE=$Env(HOME)\n"
+                                      "F=$fp(P)\n"}, list("ABCDEF"), "TOOL", {}),
+    ("dollar_forms", {"top": "A=$(DOLLAR)(x)\nB=$DOLLAR\nC=$(DOLLAR)$(DOLLAR)\nD=cost $(DOLLAR)5\n"},
+     list("ABCD"), "TOOL", {}),
+    ("macro_in_name", {"top": "PFX = MY\n$(PFX)_KNOB = 1\nA_$(PFX) = 2\n$(PFX).X = 3\n$(NOPE)Z = 4\n"
+                              "$(PFX)_L @=e\nx\n@e\n$(PFX)_K += 5\n"},
+     ["MY_KNOB", "A_MY", "MY.X", "Z", "MY_L", "MY_K"], "TOOL", {}),
+    ("macro_in_name_read_then", {"top": "PFX = MY\n$(PFX)_KNOB = 1\nPFX = OTHER\n"}, ["MY_KNOB", "OTHER_KNOB"],
+     "TOOL", {}),
+    ("macro_in_name_bad", {"top": "N = A B\n$(N) = 1\n"}, ["A"], "TOOL", {}),
+    ("local_file_chain", {"top": "LOCAL_CONFIG_FILE = {d}/a\n", "a": "LOCAL_CONFIG_FILE = {d}/b\nA = a\n",
+                          "b": "B = b\nLOCAL_CONFIG_FILE = {d}/c\n", "c": "C = c\nA = $(A) c\n"},
+     ["A", "B", "C", "LOCAL_CONFIG_FILE"], "TOOL", {}),
+    ("local_file_chain_list", {"top": "LOCAL_CONFIG_FILE = {d}/a, {d}/b\n",
+                               "a": "LOCAL_CONFIG_FILE = {d}/a, {d}/c, {d}/b\nA = a\n", "b": "B = b\n",
+                               "c": "C = c\nB = c\n"}, ["A", "B", "C"], "TOOL", {}),
+    ("local_file_sets_dir", {"top": "LOCAL_CONFIG_FILE = {d}/a\n", "a": "LOCAL_CONFIG_DIR = {d}/cd\nA = a\n",
+                             "cd/x": "A = dir\nX = x\n"}, ["A", "X"], "TOOL", {}),
+    ("user_config_file", {"top": "USER_CONFIG_FILE = {d}/u\nA = top\nB = top\n", "u": "A = user\nU = $(B)\n"},
+     ["A", "U"], "TOOL", {}),
+    ("user_config_after_local", {"top": "USER_CONFIG_FILE = {d}/u\nLOCAL_CONFIG_FILE = {d}/l\n",
+                                 "l": "A = local\n", "u": "A = $(A) user\n"}, ["A"], "TOOL", {}),
+    ("config_root", {"top": "R = $(CONFIG_ROOT)\ninclude : $(CONFIG_ROOT)/inc\n", "inc": "I = inc\n"},
+     ["R", "I", "CONFIG_ROOT"], "TOOL", {}),
+    ("multiline_comment_lines", {"top": "A @= e\n  foo\n   # c\nbar # x\n#\n  baz\n@e\nB @=e\n#only\n@e\n"},
+     ["A", "B"], "TOOL", {}),
+    ("plus_equals", {"top": "A = x\nA += y\nB += z\nC =\nC += w\nDAEMON_LIST += FOO\nD = $(E)\nD += y\nE = 2\n"
+                            "F = x\nF +=\nG = 1\nG += 2\nG += 3\n"}, [*"ABCDFG", "DAEMON_LIST"], "TOOL", {}),
+    ("plus_equals_prefixed", {"top": "A = q\nSCHEDD.A += z\nSCHEDD.B = b\nSCHEDD.B += c\n"},
+     ["SCHEDD.A", "SCHEDD.B"], "TOOL", {}),
+    ("plus_equals_in_if", {"top": "A = x\nif true\n  A += y\nendif\nif false\n  A += no\nendif\n"}, ["A"], "TOOL",
+     {}),
+    ("other_op_equals", {"top": "A = x\nA -= y\nB ?= z\nC *= w\nD != q\nE |= e\nF &= f\nG /= g\nH %= h\n"
+                                "I ^= i\nJ ~= j\nK <= k\nL >= l\nM .= m\n"}, list("ABCDEFGHIJKLM"), "TOOL", {}),
+    ("op_without_blank", {"top": "A = x\nA+=y\n"}, ["A"], "TOOL", {}),
+    ("op_double", {"top": "A = x\nA ++= y\n"}, ["A"], "TOOL", {}),
+    ("self_ref_prefixed_default", {"top": "SCHEDD.COLLECTOR_HOST = $(COLLECTOR_HOST) more\n"},
+     ["SCHEDD.COLLECTOR_HOST"], "TOOL", {}),
+    ("self_ref_prefixed_file", {"top": "COLLECTOR_HOST = c\nSCHEDD.COLLECTOR_HOST = $(COLLECTOR_HOST) more\n"},
+     ["SCHEDD.COLLECTOR_HOST"], "TOOL", {}),
+    ("template_blank_args", {"top": "use EXPERIMENTAL : HADReplication(, b, 1, 2)\n"}, ["HAD_LIST", "HAD_CONTROLLEE"],
+     "TOOL", {}),
+    ("template_blank_first_arg", {"top": "use FEATURE : PartitionableSlot(, 50%)\n"}, ["SLOT_TYPE_1"], "TOOL", {}),
+    ("template_runtime_policies", {"top": "use POLICY : Preempt_If_Runtime_Exceeds(100)\n"
+                                          "use POLICY : Hold_If_Runtime_Exceeds(200)\nuse POLICY : Hold_If_Cpus_Exceeded\n"
+                                          "use POLICY : Preempt_If_Disk_Exceeded\nuse POLICY : Hold_If_Disk_Exceeded\n"},
+     ["PREEMPT", "WANT_HOLD", "WANT_HOLD_REASON", "WANT_HOLD_SUBCODE", "MAX_JOB_RUNTIME", "MAXJOBRETIREMENTTIME",
+      "WANT_SUSPEND", "DISK_EXCEEDED", "CPU_EXCEEDED"], "TOOL", {}),
+    ("plus_separators", {"top": "A = x\nA +,= b\nB = x\nB +&&= b\nC = x\nC +||= b\nD=x\nD +;= b\nE +,= e\n"
+                                "G=x\nG +|= y\nI=x\nI +&= y\nJ=x\nJ +*= y\nK=x\nK +**= y\nL = x\nL +,,= y\n"},
+     list("ABCDEGIJKL"), "TOOL", {}),
+    ("plus_bad_forms", {"top": "A = x\nA + = y\n"}, ["A"], "TOOL", {}),
+    ("plus_equals_equals", {"top": "F=f\nF +== g\n"}, ["F"], "TOOL", {}),
+    ("words_before_equals", {"top": "A foo = y\nB a b c = z\n"}, ["A", "B"], "TOOL", {}),
+    ("at_include_warning", {"top": "@include : {d}/inc\n@warning : hey\nB = 1\n", "inc": "I = inc\n"}, ["I", "B"],
+     "TOOL", {}),
+    ("at_error", {"top": "A = 1\n@error : stop\n"}, ["A"], "TOOL", {}),
+    ("use_blank_separated", {"top": "use ROLE : Execute Submit\n"}, ["DAEMON_LIST"], "TOOL", {}),
+    ("use_mixed_separators", {"top": "use POLICY : Preempt_If_Memory_Exceeded Hold_If_Cpus_Exceeded, "
+                                     "Limit_Job_Runtimes(50)\n"}, ["PREEMPT", "WANT_HOLD", "MAX_JOB_RUNTIME"],
+     "TOOL", {}),
+    ("template_macro_arg_in_name", {"top": "use EXPERIMENTAL : HADSharedPort\n"}, ["HAD_LIST"], "TOOL", {}),
+    ("template_args_nested_brackets", {"top": "use FEATURE : StaticSlots(2, 1, cpus=min([1, 2]), memory=(25%))\n"},
+     ["SLOT_TYPE_2", "NUM_SLOTS_TYPE_2"], "TOOL", {}),
+    ("include_command_into", {"top": "include command into {d}/cache.conf : sh {d}/cmd.sh\nY = $(Z)\n",
+                              "cmd.sh": "echo Z=cmd\n"}, ["Z", "Y"], "TOOL", {}),
+    ("include_command_into_cached", {"top": "include command into {d}/cache.conf : sh {d}/cmd.sh\n",
+                                     "cmd.sh": "echo Z=cmd\n", "cache.conf": "Z = cached\n"}, ["Z"], "TOOL", {}),
+    ("include_pipe", {"top": "include : sh {d}/cmd.sh |\n", "cmd.sh": "echo Z=piped\n"}, ["Z"], "TOOL", {}),
+    ("include_ifexist_command_fails", {"top": "include ifexist command : false\nA = 1\n"}, ["A"], "TOOL", {}),
+    ("include_ifexist_into_fails", {"top": "include ifexist command into {d}/nope/x : false\nA = 1\n"}, ["A"],
+     "TOOL", {}),
+    ("include_into_extra_words", {"top": "include command into {d}/x | : echo A=1\n"}, ["A"], "TOOL", {}),
+    ("include_bad_option", {"top": "include sideways : {d}/x\n", "x": "A = 1\n"}, ["A"], "TOOL", {}),
+    ("multiline_blank_and_continued", {"top": "A @= e\n a \\\n   b\n\n c \\\n d \n@e\nB @= e\n a \\\n\n b\n@e\n"},
+     ["A", "B"], "TOOL", {}),
+    ("not_macro_names", {"top": "A.B = 3\nX = [$(A-B)][$(A/B)][$(A.B)][$(1#)][$(0+)][$(A@B)][$(A:B)][$(1?)]\n"},
+     ["X"], "TOOL", {}),
+    ("words_before_colon", {"top": "SCITOKENS ^https://phys.uz.edu, PLUGIN:A\nX junk : y\n"}, ["SCITOKENS", "X"],
+     "TOOL", {}),
+    ("condor_host_only", {"top": "CONDOR_HOST = cm.example.org\n"},
+     ["COLLECTOR_HOST", "NEGOTIATOR_HOST", "CONDOR_VIEW_HOST"], "TOOL", {}),
 ]
 
 
@@ -314,14 +401,6 @@ def _env(tmp: str, extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def _oracle(tmp: str, keys: list[str], subsystem: str, extra: dict[str, str]) -> dict | str:
-    proc = subprocess.run([sys.executable, "-c", _ORACLE, subsystem, *keys], env=_env(tmp, extra),
-                          capture_output=True, text=True, cwd=tmp, timeout=60)
-    if proc.returncode != 0:
-        return "ERROR"
-    return json.loads(proc.stdout)
-
-
 def _htcd(tmp: str, keys: list[str], subsystem: str, extra: dict[str, str]) -> dict | str:
     cwd = os.getcwd()
     os.chdir(tmp)
@@ -336,15 +415,30 @@ def _htcd(tmp: str, keys: list[str], subsystem: str, extra: dict[str, str]) -> d
 
 @pytest.fixture(scope="module")
 def oracle_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, dict | str]]:
-    """Run every oracle case once, in parallel subprocesses."""
+    """Every layout read by the wheel, all in one subprocess (tests/config/oracle.py)."""
     dirs = {}
-    for case in L:
-        tmp = str(tmp_path_factory.mktemp(case[0]))
-        _materialize(tmp, case[1])
-        dirs[case[0]] = tmp
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futs = {c[0]: pool.submit(_oracle, dirs[c[0]], c[2], c[3], c[4]) for c in L}
-        return {name: (dirs[name], f.result()) for name, f in futs.items()}
+    cases = []
+    for name, files, keys, subsystem, extra in L:
+        tmp = str(tmp_path_factory.mktemp(name))
+        _materialize(tmp, files)
+        dirs[name] = tmp
+        env = {k: v.replace("{d}", tmp) for k, v in extra.items()}
+        cases.append(Case(name, os.path.join(tmp, "top"), subsystem, list(keys), env, tmp))
+    results = run_all(cases)
+    return {name: (dirs[name], results[name]) for name in dirs}
+
+
+#: (layout, knob) -> why htcd's value differs from HTCondor's; each must still differ.
+DEVIATIONS = {
+    ("dollar_forms", "C"): "HTCondor rescans after $(DOLLAR), so $(DOLLAR)$(DOLLAR) reads as the match-time "
+                           "escape $$(DOLLAR); htcd expands left to right once and gives $$",
+}
+
+
+#: Layouts htcd gets wrong for a reason outside the config language, with that reason.
+XFAIL = {
+    "condor_host_only": "htcd's param table gives COLLECTOR_HOST and the others no default yet",
+} if table()["collector_host"].default is None else {}
 
 
 def test_enough_layouts() -> None:
@@ -352,9 +446,15 @@ def test_enough_layouts() -> None:
     assert len({c[0] for c in L}) == len(L)
 
 
-@pytest.mark.parametrize("case", L, ids=[c[0] for c in L])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=XFAIL[c[0]], strict=True))
+                                  if c[0] in XFAIL else c for c in L], ids=[c[0] for c in L])
 def test_matches_htcondor(case, oracle_results) -> None:
     name, _files, keys, subsystem, extra = case
     tmp, want = oracle_results[name]
     got = _htcd(tmp, keys, subsystem, extra)
+    for (layout, knob), reason in DEVIATIONS.items():
+        if layout == name and isinstance(got, dict) and isinstance(want, dict):
+            assert reason and got[knob] != want[knob], f"{name} {knob} now agrees: drop the deviation"
+            got = {k: v for k, v in got.items() if k != knob}
+            want = {k: v for k, v in want.items() if k != knob}
     assert got == want
