@@ -28,7 +28,7 @@ from oracle import Oracle, OracleCrash, canonical, oracle_value
 
 from htcd.classad import ClassAdSyntaxError, parse_ad, parse_expr, unparse
 
-EXAMPLES = {k: scaled(n) for k, n in {"eval": 7000, "ads": 2500, "parse": 2500, "unparse": 1000}.items()}
+EXAMPLES = {k: scaled(n) for k, n in {"eval": 3500, "ads": 1200, "parse": 1500, "unparse": 600}.items()}
 
 INTS = ["0", "1", "2", "3", "7", "10", "100", "-1", "-5", "4611686018427387904", "9223372036854775807",
         "-9223372036854775808", "64", "63"]
