@@ -339,7 +339,8 @@ class _Parser:
             raise DagError(f"SUBMIT-DESCRIPTION needs a name and an inline description ({syntax})",
                            stmt.origin)
         if name in self.dag.submit_descriptions:
-            raise DagError(f"SUBMIT-DESCRIPTION {name} is defined twice", stmt.origin)
+            self._warn(f"SUBMIT-DESCRIPTION {name} is defined again: the later one is used",
+                       stmt.origin)
         if extra := stmt.words.remaining()[1:]:
             raise DagError(f"invalid parameter {extra[0]!r} ({syntax})", stmt.origin)
         if self.options.check_inline:
@@ -445,9 +446,6 @@ class _Parser:
                 raise DagError(f"ALL_NODES cannot be used here ({syntax})", origin)
             return [n for n in self.own if n.kind not in (NodeKind.FINAL, NodeKind.SERVICE)]
         node = self.dag.nodes.get(name)
-        if node is not None and SPLICE_SEPARATOR in name:
-            raise DagError(f"node {name} belongs to a splice: name it in the splice's own file "
-                           f"({syntax})", origin)
         if node is None:
             if name in self.splices:
                 raise DagError(f"{name} is a splice, not a node ({syntax})", origin)
@@ -545,9 +543,6 @@ class _Parser:
 
     def _edge_end(self, name: str, origin: Origin, *, parent: bool) -> list[Node]:
         node = self.dag.nodes.get(name)
-        if node is not None and SPLICE_SEPARATOR in name:
-            raise DagError(f"node {name} belongs to a splice: name the splice, or make the edge "
-                           "in the splice's own file", origin)
         if node is not None:
             if node.kind in OUTSIDE_GRAPH:
                 raise DagError(f"{node.kind.value} node {name} cannot be a "
@@ -730,8 +725,9 @@ class _Parser:
             status.always_update = True
         self._no_more(words, origin, syntax)
         if self.dag.node_status_file is not None:
-            raise DagError(f"a second NODE_STATUS_FILE ({file}; the first is "
-                           f"{self.dag.node_status_file.file})", origin)
+            self._warn(f"NODE_STATUS_FILE {file} does not override the earlier "
+                       f"{self.dag.node_status_file.file}", origin)
+            return
         self.dag.node_status_file = status
 
     def _jobstate_log(self, stmt: _Statement) -> None:
@@ -741,9 +737,10 @@ class _Parser:
         if file is None:
             raise DagError(f"missing JOBSTATE_LOG file name ({syntax})", origin)
         self._no_more(words, origin, syntax)
-        if self.dag.jobstate_log is not None and self.dag.jobstate_log != file:
-            raise DagError(f"a second JOBSTATE_LOG ({file}; the first is {self.dag.jobstate_log})",
-                           origin)
+        if self.dag.jobstate_log is not None:
+            self._warn(f"JOBSTATE_LOG {file} does not override the earlier {self.dag.jobstate_log}",
+                       origin)
+            return
         self.dag.jobstate_log = file
 
     def _save_point(self, stmt: _Statement) -> None:
