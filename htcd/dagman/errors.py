@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where a statement was read: its file and line, and the INCLUDE/SPLICE lines that led there."""
+class Origin(NamedTuple):
+    """Where a statement was read: its file and line, and the INCLUDE/SPLICE lines that led there.
+
+    A tuple, as one is kept for every statement and node of DAGs of 100,000 nodes."""
 
     file: str
     line: int

@@ -8,7 +8,11 @@ spaces and tabs; a few fields (the submit file, DIR) may be double-quoted to hol
 
 from __future__ import annotations
 
+import re
+
 DELIMITERS = " \t"
+_WORD = re.compile(r"[^ \t]+")
+_BLANKS = re.compile(r"[ \t]+")
 
 
 class LineReader:
@@ -53,60 +57,54 @@ class LineReader:
 class Words:
     """The words of one statement, taken from the left; the rest stays available as text."""
 
-    __slots__ = ("pos", "text")
+    __slots__ = ("index", "parts", "text")
 
-    def __init__(self, text: str, pos: int = 0) -> None:
+    def __init__(self, text: str, index: int = 0) -> None:
         self.text = text
-        self.pos = pos
+        self.parts = text.split()  # blanks are spaces and tabs: a statement line has no others
+        self.index = index
 
-    def _skip_blanks(self) -> None:
-        text, pos = self.text, self.pos
-        while pos < len(text) and text[pos] in DELIMITERS:
-            pos += 1
-        self.pos = pos
+    def _offset(self) -> int:
+        """Where the next word starts in the text (only the rarer calls need it)."""
+        pos = 0
+        text = self.text
+        for part in self.parts[:self.index]:
+            pos = text.find(part, pos) + len(part)
+        return text.find(self.parts[self.index], pos) if self.index < len(self.parts) else pos
 
     def next(self) -> str | None:
         """The next blank-separated word, or None."""
-        self._skip_blanks()
-        text, start = self.text, self.pos
-        if start >= len(text):
+        if self.index >= len(self.parts):
             return None
-        end = start
-        while end < len(text) and text[end] not in DELIMITERS:
-            end += 1
-        self.pos = end
-        return text[start:end]
+        self.index += 1
+        return self.parts[self.index - 1]
 
     def next_quoted(self) -> str | None:
         """The next word, or the text between double quotes when it starts with one."""
-        self._skip_blanks()
-        text = self.text
-        if self.pos < len(text) and text[self.pos] == '"':
-            end = text.find('"', self.pos + 1)
-            if end < 0:
-                end = len(text)
-            word = text[self.pos + 1:end]
-            self.pos = min(end + 1, len(text))
-            return word
-        return self.next()
+        if self.index >= len(self.parts) or not self.parts[self.index].startswith('"'):
+            return self.next()
+        start = self._offset() + 1
+        end = self.text.find('"', start)
+        if end < 0:
+            end = len(self.text)
+        word = self.text[start:end]
+        self.index += len(self.text[start - 1:end + 1].split())
+        return word
 
     def peek(self) -> str | None:
         """The next word without taking it."""
-        pos = self.pos
-        word = self.next()
-        self.pos = pos
-        return word
+        return self.parts[self.index] if self.index < len(self.parts) else None
 
     def rest(self) -> str:
         """All that is left, blanks around it removed."""
-        self._skip_blanks()
-        rest = self.text[self.pos:].rstrip()
-        self.pos = len(self.text)
+        if self.index >= len(self.parts):
+            return ""
+        rest = self.text[self._offset():].rstrip()
+        self.index = len(self.parts)
         return rest
 
     def remaining(self) -> list[str]:
         """All words left."""
-        words = []
-        while (word := self.next()) is not None:
-            words.append(word)
+        words = self.parts[self.index:]
+        self.index = len(self.parts)
         return words

@@ -7,6 +7,7 @@ unexpanded in a PRE script, with a warning; an unknown ``$WORD`` stays too, with
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ ALL_SCRIPTS = ("NODE", "JOB", "RETRY", "MAX_RETRIES", "DAG_STATUS", "FAILED_COUN
 NOT_PRE = ("JOBID", "CLUSTERID", "JOB_COUNT", "SUCCESS", "RETURN", "EXIT_CODES",
            "EXIT_CODE_COUNTS", "EXIT_CODE_LIST", "PRE_SCRIPT_RETURN", "JOB_ABORT_COUNT")
 KNOWN = frozenset(ALL_SCRIPTS + NOT_PRE)
+_DOLLAR_WORD = re.compile(r"(?<!\S)\$\S*")
 
 
 @dataclass(slots=True)
@@ -68,9 +70,7 @@ class ScriptValues:
 def unknown_macros(kind: ScriptKind, command: str) -> list[str]:
     """Warnings for the ``$WORD``\\ s of a script line that will not be expanded."""
     out = []
-    for word in command.split():
-        if not word.startswith("$"):
-            continue
+    for word in _DOLLAR_WORD.findall(command):
         name = word[1:].upper()
         if name not in KNOWN:
             out.append(f"unrecognized macro {word} in the {kind.value} script arguments")

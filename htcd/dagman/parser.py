@@ -48,13 +48,24 @@ NOT_HONOURED = {
 }
 
 
-@dataclass(slots=True)
 class _Statement:
-    origin: Origin
-    keyword: str  # upper case
-    words: Words
-    inline: str | None = None  # the text of an inline submit description
-    inline_origin: Origin | None = None
+    """One statement; its Origin is made only when asked for (most never are)."""
+
+    __slots__ = ("chain", "file", "inline", "inline_origin", "keyword", "line", "words")
+
+    def __init__(self, file: str, line: int, chain: tuple[str, ...], keyword: str,
+                 words: Words) -> None:
+        self.file = file
+        self.line = line
+        self.chain = chain
+        self.keyword = keyword  # upper case
+        self.words = words
+        self.inline: str | None = None  # the text of an inline submit description
+        self.inline_origin: Origin | None = None
+
+    @property
+    def origin(self) -> Origin:
+        return Origin(self.file, self.line, self.chain)
 
 
 @dataclass(slots=True)
@@ -151,10 +162,10 @@ class _Parser:
         out: list[_Statement] = []
         while (item := reader.next_line()) is not None:
             lineno, line = item
-            origin = Origin(file, lineno, chain)
             words = Words(line)
             keyword = (words.next() or "").upper()
             if keyword == "INCLUDE":
+                origin = Origin(file, lineno, chain)
                 name = words.next()
                 if name is None:
                     raise DagError("INCLUDE needs a file name (INCLUDE filename)", origin)
@@ -167,7 +178,7 @@ class _Parser:
                 out += self._statements(included, name, (f"included from {file}:{lineno}", *chain),
                                         (*including, full))
                 continue
-            stmt = _Statement(origin, keyword, words)
+            stmt = _Statement(file, lineno, chain, keyword, words)
             if keyword in NODE_KEYWORDS or keyword == "SUBMIT-DESCRIPTION":
                 self._read_inline(stmt, reader, file, chain)
             out.append(stmt)
@@ -177,10 +188,12 @@ class _Parser:
                      chain: tuple[str, ...]) -> None:
         """If the statement opens an inline description (``{`` or ``@=TOKEN``), read it in."""
         words = stmt.words
-        pos = words.pos
+        if "{" not in words.text and "@=" not in words.text:
+            return
+        pos = words.index
         words.next()
         opener = words.next()
-        words.pos = pos
+        words.index = pos
         if opener is None:
             return
         if opener.startswith("{"):
@@ -492,8 +505,9 @@ class _Parser:
         if executable is None:
             raise DagError(f"no script executable given ({syntax})", origin)
         arguments = words.rest()
-        for warning in unknown_macros(kind, f"{executable} {arguments}"):
-            self._warn(warning, origin)
+        if "$" in arguments or "$" in executable:
+            for warning in unknown_macros(kind, f"{executable} {arguments}"):
+                self._warn(warning, origin)
         for node in nodes:
             script = Script(kind, executable, arguments, defer_status, defer_time, debug_file,
                             debug_stream)
