@@ -508,10 +508,16 @@ class _Parser:
         if "$" in arguments or "$" in executable:
             for warning in unknown_macros(kind, f"{executable} {arguments}"):
                 self._warn(warning, origin)
+        attr = kind.value.lower()
         for node in nodes:
             script = Script(kind, executable, arguments, defer_status, defer_time, debug_file,
                             debug_stream)
-            setattr(node, kind.value.lower(), script)
+            old = getattr(node, attr)
+            if old is not None:
+                self._warn(f"node {node.name} already has {kind.value} script <{old.executable} "
+                           f"{old.arguments}> assigned; changing to <{executable} {arguments}>",
+                           origin)
+            setattr(node, attr, script)
 
     def _parent(self, stmt: _Statement, weak: bool = False) -> None:
         syntax = "[WEAK] PARENT p1 [p2 ...] CHILD c1 [c2 ...]"
@@ -621,7 +627,15 @@ class _Parser:
         if not pairs:
             raise DagError(f"no macros given ({syntax})", origin)
         for node in nodes:
-            node.vars = node.vars + pairs
+            for pair in pairs:
+                for i, old in enumerate(node.vars):
+                    if old.name == pair.name:
+                        self._warn(f'VAR "{pair.name}" is already defined in node "{node.name}": '
+                                   f'now "{pair.value}"', origin)
+                        node.vars[i] = Var(old.name, pair.value, old.position)
+                        break
+                else:
+                    node.vars.append(pair)
 
     def _priority(self, stmt: _Statement) -> None:
         syntax = "PRIORITY NodeName PriorityValue"
@@ -641,6 +655,9 @@ class _Parser:
             raise DagError(f"missing category name ({syntax})", origin)
         self._no_more(words, origin, syntax)
         for node in nodes:
+            if node.category is not None:
+                self._warn(f"new category {category} for node {node.name} overrides old value "
+                           f"{node.category}", origin)
             node.category = category
 
     def _maxjobs(self, stmt: _Statement) -> None:
@@ -774,10 +791,15 @@ class _Parser:
         words, origin = stmt.words, stmt.origin
         nodes = self._lookup(words.next(), origin, syntax)
         code = _int(words.next(), "PRE_SKIP exit code", origin)
-        if code == 0 or not 0 < code < 256:
-            raise DagError(f"PRE_SKIP exit code must be 1 to 255, not {code}", origin)
+        if not 0 <= code <= 255:
+            raise DagError(f"PRE_SKIP exit code must be between 0 and 255, not {code}", origin)
+        if code == 0:
+            self._warn("exit code 0 for a PRE_SKIP value is weird (as HTCondor says)", origin)
         self._no_more(words, origin, syntax)
         for node in nodes:
+            if node.pre_skip is not None:
+                self._warn(f"new PRE_SKIP value {code} for node {node.name} overrides old value "
+                           f"{node.pre_skip}", origin)
             node.pre_skip = code
 
     def _done(self, stmt: _Statement) -> None:

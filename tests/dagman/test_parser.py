@@ -90,7 +90,7 @@ def test_many_to_many_edges() -> None:
     ("JOB A a.sub\nVARS A a+b=\"1\"\n", "'+' can only be the first character"),
     ("JOB A a.sub\nVARS A x=\"1\" APPEND\n", "APPEND must come before all the variables"),
     ("JOB A a.sub\nABORT-DAG-ON A 1 RETURN 300\n", "DAG return value must be between 0 and 255"),
-    ("JOB A a.sub\nPRE_SKIP A 0\n", "PRE_SKIP exit code must be 1 to 255"),
+    ("JOB A a.sub\nPRE_SKIP A 256\n", "PRE_SKIP exit code must be between 0 and 255"),
     ("JOB A a.sub\nMAXJOBS cat\n", "t.dag:2: missing MAXJOBS value"),
     ("JOB A a.sub\nMAXJOBS cat -1\n", "MAXJOBS value must be at least 0"),
     ("JOB A a.sub\nCATEGORY A\n", "missing category name"),
@@ -152,8 +152,12 @@ def test_all_nodes_applies_to_this_file_in_statement_order() -> None:
                 "VARS ALL_NODES name=\"$(JOB)\"\n"
                 "VARS B name=\"nodeB\"\n"
                 "RETRY all_nodes 3\nRETRY A 10\n")
-    last = {n: dict((v.name, v.value) for v in dag.nodes[n].vars)["name"] for n in "ABC"}
-    assert last == {"A": "$(JOB)", "B": "nodeB", "C": "$(JOB)"}
+    last = {n: [(v.name, v.value) for v in dag.nodes[n].vars] for n in "ABC"}
+    assert last == {"A": [("name", "$(JOB)")], "B": [("name", "nodeB")],
+                    "C": [("name", "$(JOB)")]}
+    assert [str(w) for w in dag.warnings] == [  # as HTCondor warns
+        't.dag:8: Warning: VAR "name" is already defined in node "A": now "$(JOB)"',
+        't.dag:9: Warning: VAR "name" is already defined in node "B": now "nodeB"']
     assert [dag.nodes[n].retry for n in "ABC"] == [10, 3, 3]
     assert all(dag.nodes[n].pre is not None for n in "ABC")
     assert dag.nodes["F"].pre is None and dag.nodes["S"].pre is None
@@ -232,6 +236,10 @@ def test_unhonoured_statements_warn() -> None:
     assert "t.dag:6: Warning: htcd does not capture script output into a DEBUG file" in warned
     assert "t.dag:6: Warning: unrecognized macro $NOPE in the PRE script arguments" in warned
     assert dag.nodes["B"].weak_parents == {"A"}
+    zero = parse("JOB A a.sub\nPRE_SKIP A 0\n")
+    assert zero.nodes["A"].pre_skip == 0
+    assert [str(w) for w in zero.warnings] == [
+        "t.dag:2: Warning: exit code 0 for a PRE_SKIP value is weird (as HTCondor says)"]
 
 
 def test_include_chain_is_named(tmp_path: Path) -> None:
