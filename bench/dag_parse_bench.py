@@ -41,17 +41,19 @@ def chain(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def measure(root: str, name: str, text: str, n: int) -> tuple[float, float]:
-    """(best parse seconds of two, bytes kept per node) for one DAG file."""
+def measure(root: str, name: str, text: str, n: int) -> tuple[float, float, float]:
+    """(best parse seconds of two, their CPU seconds, bytes kept per node) for one DAG file."""
     path = os.path.join(root, f"{name}.dag")
     with open(path, "w") as f:
         f.write(text)
-    best = float("inf")
+    best = cpu = float("inf")
     for _ in range(2):
         gc.collect()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         dag = parse_dag(path, cwd=root)
-        best = min(best, time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        if wall < best:
+            best, cpu = wall, time.process_time() - start_cpu
         assert len(dag.nodes) == n
         del dag
     gc.collect()
@@ -62,7 +64,7 @@ def measure(root: str, name: str, text: str, n: int) -> tuple[float, float]:
     kept = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     assert len(dag.nodes) == n
-    return best, kept / n
+    return best, cpu, kept / n
 
 
 def main() -> None:
@@ -70,20 +72,26 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="20,000 nodes instead of 100,000")
     args = ap.parse_args()
     n = 20_000 if args.quick else 100_000
+    goal = SECONDS_GOAL * n / 100_000  # the 10 s goal is for 100,000 nodes: scaled for --quick
     figures: dict[str, dict[str, object]] = {}
-    print(f"{'DAG (' + format(n, ',') + ' nodes)':<28}{'seconds':>10}{'goal':>8}"
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall time counts it)")
+    print(f"{'DAG (' + format(n, ',') + ' nodes)':<28}{'seconds':>10}{'cpu s':>8}{'goal':>8}"
           f"{'B/node':>10}{'goal':>8}")
     with tempfile.TemporaryDirectory() as root:
         with open(os.path.join(root, "node.sub"), "w") as f:
             f.write("executable = /bin/true\nqueue\n")
         for name, make in (("fan_out", fan_out), ("chain", chain)):
-            seconds, per_node = measure(root, name, make(n), n)
-            print(f"{name:<28}{seconds:>10.2f}{SECONDS_GOAL:>8.1f}{per_node:>10.0f}"
+            seconds, cpu, per_node = measure(root, name, make(n), n)
+            print(f"{name:<28}{seconds:>10.2f}{cpu:>8.2f}{goal:>8.1f}{per_node:>10.0f}"
                   f"{BYTES_PER_NODE_GOAL:>8.0f}")
             figures[f"{name}_parse_seconds"] = {
-                "value": round(seconds, 3), "unit": "s", "anchor": SECONDS_GOAL,
+                "value": round(seconds, 3), "unit": "s", "anchor": goal,
                 "anchor_source": f"goal for {n:,} nodes (no DAG parser in any HTCondor wheel)",
-                "goal": SECONDS_GOAL, "better": "lower"}
+                "goal": goal, "better": "lower"}
+            figures[f"{name}_parse_cpu_seconds"] = {
+                "value": round(cpu, 3), "unit": "s", "anchor": goal,
+                "anchor_source": "goal (CPU time of the same run: apart from the machine's load)",
+                "goal": goal, "better": "lower"}
             figures[f"{name}_bytes_per_node"] = {
                 "value": round(per_node), "unit": "B", "anchor": BYTES_PER_NODE_GOAL,
                 "anchor_source": "goal (tracemalloc: memory the parsed DAG keeps)",

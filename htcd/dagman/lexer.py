@@ -13,6 +13,7 @@ import re
 DELIMITERS = " \t"
 _WORD = re.compile(r"[^ \t]+")
 _BLANKS = re.compile(r"[ \t]+")
+_SKIP: dict[int, re.Pattern[str]] = {}  # skips the first n words of a line
 
 
 class LineReader:
@@ -23,6 +24,14 @@ class LineReader:
     def __init__(self, text: str) -> None:
         self._lines = text.splitlines()
         self._pos = 0
+
+    def simple_lines(self) -> tuple[list[str], int]:
+        """(the physical lines, the next one's index): a caller may take lines itself while
+        they are plain (no continuation) and ``seek`` back for the rest."""
+        return self._lines, self._pos
+
+    def seek(self, pos: int) -> None:
+        self._pos = pos
 
     def next_line(self) -> tuple[int, str] | None:
         """The next logical line that is neither blank nor a comment, or None at the end."""
@@ -66,11 +75,11 @@ class Words:
 
     def _offset(self) -> int:
         """Where the next word starts in the text (only the rarer calls need it)."""
-        pos = 0
-        text = self.text
-        for part in self.parts[:self.index]:
-            pos = text.find(part, pos) + len(part)
-        return text.find(self.parts[self.index], pos) if self.index < len(self.parts) else pos
+        skip = _SKIP.get(self.index)
+        if skip is None:
+            skip = _SKIP[self.index] = re.compile(r"[ \t]*(?:[^ \t]+[ \t]+)" + f"{{{self.index}}}")
+        m = skip.match(self.text)
+        return m.end() if m else len(self.text)
 
     def next(self) -> str | None:
         """The next blank-separated word, or None."""

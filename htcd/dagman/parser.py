@@ -160,8 +160,27 @@ class _Parser:
         self.dag.files.append(file)
         reader = LineReader(text)
         out: list[_Statement] = []
-        while (item := reader.next_line()) is not None:
-            lineno, line = item
+        lines, pos = reader.simple_lines()
+        count = len(lines)
+        while True:
+            # the common plain line is taken here; the reader does continuations
+            if pos < count:
+                line = lines[pos].strip()
+                if not line or line[0] == "#":
+                    pos += 1
+                    continue
+                if line[-1] != "\\":
+                    pos += 1
+                    lineno = pos
+                else:
+                    reader.seek(pos)
+                    item = reader.next_line()
+                    if item is None:
+                        break
+                    lineno, line = item
+                    pos = reader.simple_lines()[1]
+            else:
+                break
             words = Words(line)
             keyword = (words.next() or "").upper()
             if keyword == "INCLUDE":
@@ -180,7 +199,9 @@ class _Parser:
                 continue
             stmt = _Statement(file, lineno, chain, keyword, words)
             if keyword in NODE_KEYWORDS or keyword == "SUBMIT-DESCRIPTION":
+                reader.seek(pos)
                 self._read_inline(stmt, reader, file, chain)
+                pos = reader.simple_lines()[1]
             out.append(stmt)
         return out
 
@@ -883,12 +904,16 @@ class _Parser:
     def _check_files(self) -> None:
         if not self.options.check_files:
             return
+        seen: dict[tuple[str, str], bool] = {}  # most nodes share a few submit files
         for node in self.own:
             if node.noop or node.inline is not None:
                 continue
             wanted = node.dag_file if node.dag_file is not None else node.submit
-            path = os.path.join(self.base, node.directory, wanted)
-            if not os.path.isfile(path):
+            key = (node.directory, wanted)
+            found = seen.get(key)
+            if found is None:
+                found = seen[key] = os.path.isfile(os.path.join(self.base, node.directory, wanted))
+            if not found:
                 where = f" in directory {node.directory}" if node.directory else ""
                 what = "DAG file" if node.dag_file is not None else "submit file"
                 raise DagError(f"node {node.name}: {what} {wanted}{where} does not exist",
