@@ -107,6 +107,8 @@ def test_many_to_many_edges() -> None:
     ("ENV PUT X\n", "ENV needs GET or SET"),
     ("SET_JOB_ATTR Foo\n", "expected an attribute assignment"),
     ("JOB A {\nexecutable = /bin/true\n", "t.dag:1: missing inline description closing token: }"),
+    ("JOB A { executable = /bin/true\n}\n", "t.dag:1: text after the inline description opener"),
+    ("JOB A @=\nx = 1\n@\n", "t.dag:1: no inline description closing token given"),
     ("JOB A a.sub\nJOB B b.sub\nPARENT A CHILD B\nPARENT B CHILD A\n",
      "t.dag:1: the DAG has a cycle: A -> B -> A"),
     ("JOB A a.sub\nPARENT A CHILD A\n", "the DAG has a cycle: A -> A"),
@@ -183,6 +185,7 @@ def test_inline_and_named_submit_descriptions() -> None:
                 "  executable = /bin/true\n"
                 "}\n"
                 "JOB B Shared\nJOB C Shared DIR d\n"
+                "JOB E {\n  executable = /bin/sh\n} DIR e NOOP\n"
                 "JOB D @=end\n  executable = /bin/false\n@end\n"
                 "PARENT A CHILD B C D\n")
     assert dag.nodes["A"].inline == "executable = /bin/echo\narguments = a\n"
@@ -190,7 +193,9 @@ def test_inline_and_named_submit_descriptions() -> None:
     assert dag.nodes["C"].directory == "d"
     assert dag.nodes["D"].inline == "executable = /bin/false\n"
     assert dag.edge_count() == 3
-    assert dag.nodes["D"].origin.line == 11
+    assert dag.nodes["D"].origin.line == 14
+    assert (dag.nodes["E"].directory, dag.nodes["E"].noop) == ("e", True)
+    assert dag.nodes["E"].inline == "executable = /bin/sh\n"
 
 
 def test_bad_inline_submit_description_is_refused_at_its_line() -> None:
