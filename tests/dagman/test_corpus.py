@@ -1,8 +1,8 @@
 """Every DAG file of HTCondor's repository and manual (tests/corpus/dag, see harvest.py there).
 
-A valid DAG must give the node and edge counts of an independent, deliberately simple reading
-of its lines (JOB-like lines counted, PARENT lines multiplied out, INCLUDE and SPLICE
-followed); one HTCondor's tests use as bad input must be refused with the reason EXPECTED
+A valid DAG must give the nodes and edges of an independent, deliberately simple reading
+of its lines (JOB-like lines, PARENT lines multiplied out, INCLUDE and SPLICE followed, CONNECT
+joining pins of the same number); one HTCondor's tests use as bad input must be refused with the reason EXPECTED
 names.  A manual excerpt that names nodes it does not define gets them defined first.
 """
 
@@ -34,11 +34,13 @@ REPO_DAGS = sorted(str(p.relative_to(CORPUS)) for p in (CORPUS / "htcondor").rgl
 MANUAL_DAGS = sorted(str(p.relative_to(CORPUS)) for p in (CORPUS / "manual").glob("*.dag"))
 
 
-def independent_count(text: str, base: str) -> tuple[int, set[tuple[str, str]] | None]:
-    """(nodes, edges or None when splices make edges a matter of the graph) from the lines."""
+Pins = dict[tuple[str, str], dict[str, list[str]]]  # (splice prefix, PIN_IN|PIN_OUT) -> nodes
+
+
+def _lines(text: str) -> list[list[str]]:
+    """The words of each line, continuations joined, comments and inline bodies left out."""
+    out = []
     lines = re.sub(r"\\\s*\n", " ", text).splitlines()
-    nodes = 0
-    edges: set[tuple[str, str]] | None = set()
     i = 0
     while i < len(lines):
         line = lines[i].strip()
@@ -46,34 +48,86 @@ def independent_count(text: str, base: str) -> tuple[int, set[tuple[str, str]] |
         words = line.split()
         if not words or words[0].startswith("#"):
             continue
-        head = words[0].upper()
+        out.append(words)
         m = NODE_LINE.match(line)
-        if m:
-            nodes += 1
-            if m[3].startswith("{"):
-                while i < len(lines) and not lines[i].strip().startswith("}"):
-                    i += 1
+        if (m and m[3].startswith("{")) or (words[0].upper() == "SUBMIT-DESCRIPTION"
+                                            and words[-1] == "{"):
+            while i < len(lines) and not lines[i].strip().startswith("}"):
                 i += 1
-        elif head in ("SPLICE", "INCLUDE"):
-            file = words[2] if head == "SPLICE" else words[1]
-            sub_base = base
-            if head == "SPLICE" and len(words) > 4 and words[3].upper() == "DIR":
-                sub_base = os.path.join(base, words[4])
-            sub_nodes, sub_edges = independent_count(
-                Path(sub_base, file).read_text(errors="replace"), sub_base if head == "SPLICE" else base)
+            i += 1
+    return out
+
+
+def independent_graph(text: str, base: str, prefix: str = "", pins: Pins | None = None) -> tuple[
+        list[str], set[tuple[str, str]] | None, set[str]]:
+    """(node names, edges or None when CONNECT joins splices, names outside the graph).
+
+    A plain reading of the lines: JOB-like lines make nodes, INCLUDE reads another file
+    here, SPLICE reads one as ``splice+node``; PARENT lines multiply out, a splice name
+    meaning its nodes without parents (as a child) or without children (as a parent)."""
+    nodes: list[str] = []
+    edges: set[tuple[str, str]] | None = set()
+    connects: list[tuple[str, str]] = []
+    pins = {} if pins is None else pins
+    outside: set[str] = set()
+    splices: dict[str, tuple[list[str], set[tuple[str, str]], set[str]]] = {}
+    parent_lines: list[list[str]] = []
+    for words in _lines(text):
+        head = words[0].upper()
+        m = NODE_LINE.match(" ".join(words))
+        if m:
+            nodes.append(prefix + m[2])
+            if head in ("FINAL", "SERVICE", "PROVISIONER"):
+                outside.add(prefix + m[2])
+        elif head == "INCLUDE":
+            sub_nodes, sub_edges, sub_outside = independent_graph(
+                Path(base, words[1]).read_text(errors="replace"), base, prefix, pins)
             nodes += sub_nodes
-            if head == "SPLICE" or sub_edges is None:
+            outside |= sub_outside
+            if sub_edges is None or edges is None:
                 edges = None
-            elif edges is not None:
+            else:
                 edges |= sub_edges
+        elif head == "SPLICE":
+            sub_base = base
+            if len(words) > 4 and words[3].upper() == "DIR":
+                sub_base = os.path.join(base, words[4])
+            inner = independent_graph(Path(sub_base, words[2]).read_text(errors="replace"),
+                                      sub_base, prefix + words[1] + "+", pins)
+            if inner[1] is None:
+                edges = None
+            else:
+                splices[words[1]] = (inner[0], inner[1], inner[2])
+            nodes += inner[0]
         elif head == "CONNECT":
-            edges = None
-        elif head in ("PARENT", "WEAK") and edges is not None:
-            rest = [w for w in words[1:] if w.upper() != "PARENT"] if head == "WEAK" else words[1:]
-            upper = [w.upper() for w in rest]
-            cut = upper.index("CHILD")
-            edges |= {(p, c) for p in rest[:cut] for c in rest[cut + 1:]}
-    return nodes, edges
+            connects.append((words[1], words[2]))
+        elif head in ("PIN_IN", "PIN_OUT"):
+            pins.setdefault((prefix, head), {}).setdefault(words[2], []).append(prefix + words[1])
+        elif head in ("PARENT", "WEAK"):
+            parent_lines.append([w for w in words[1:] if w.upper() != "PARENT"]
+                                if head == "WEAK" else words[1:])
+    if edges is None:
+        return nodes, None, outside
+    for _nodes, inner_edges, _outside in splices.values():
+        edges |= inner_edges
+
+    def ends(name: str, as_parent: bool) -> list[str]:
+        if name not in splices:
+            return [prefix + name]
+        inner_nodes, inner_edges, inner_outside = splices[name]
+        side = 0 if as_parent else 1
+        linked = {edge[side] for edge in inner_edges}
+        return [n for n in inner_nodes if n not in linked and n not in inner_outside]
+
+    for rest in parent_lines:
+        cut = [w.upper() for w in rest].index("CHILD")
+        edges |= {(p, c) for name in rest[:cut] for p in ends(name, True)
+                  for c2 in rest[cut + 1:] for c in ends(c2, False)}
+    for out, into in connects:
+        outs = pins.get((prefix + out + "+", "PIN_OUT"), {})
+        ins = pins.get((prefix + into + "+", "PIN_IN"), {})
+        edges |= {(p, c) for pin, ups in outs.items() for p in ups for c in ins.get(pin, [])}
+    return nodes, edges, outside
 
 
 def _check_refused(error: DagError, path: str) -> None:
@@ -96,10 +150,10 @@ def test_htcondor_repository_dag(path: str) -> None:
         _check_refused(info.value, path)
         return
     dag = parse_dag(full.name, **options)  # type: ignore[arg-type]
-    nodes, edges = independent_count(full.read_text(errors="replace"), str(full.parent))
-    assert len(dag.nodes) == nodes
+    nodes, edges, _ = independent_graph(full.read_text(errors="replace"), str(full.parent))
+    assert sorted(dag.nodes) == sorted(nodes)
     if edges is not None:
-        assert dag.edge_count() == len(edges)
+        assert {(p.name, c.name) for p in dag.nodes.values() for c in p.children} == edges
 
 
 @pytest.mark.parametrize("path", MANUAL_DAGS)
@@ -122,10 +176,10 @@ def test_manual_example(path: str) -> None:
             m = re.search(r"unknown node name (\S+)", e.reason)
             assert m and len(added) < 30, f"{path}: {e}"
             added.append(m[1])
-    nodes, edges = independent_count(prefix + text, str(full.parent))
-    assert len(dag.nodes) == nodes
+    nodes, edges, _ = independent_graph(prefix + text, str(full.parent))
+    assert sorted(dag.nodes) == sorted(nodes)
     if edges is not None:
-        assert dag.edge_count() == len(edges)
+        assert {(p.name, c.name) for p in dag.nodes.values() for c in p.children} == edges
 
 
 def test_corpus_counts() -> None:
