@@ -97,7 +97,7 @@ def parse_dag(path: str, *, cwd: str | None = None, use_dag_dir: bool = False,
     options = ParseOptions(cwd=os.path.abspath(cwd or os.getcwd()), use_dag_dir=use_dag_dir,
                            check_files=check_files, check_inline=check_inline)
     base = os.path.dirname(os.path.join(options.cwd, path)) if use_dag_dir else options.cwd
-    text = _read(path, base, None)
+    text = _read(path, options.cwd, None)
     return parse_dag_text(text, path, options=options, base=base)
 
 

@@ -355,3 +355,14 @@ def test_splice_pins_and_connect(tmp_path: Path) -> None:
     (tmp_path / "top.dag").write_text("JOB N n\nSPLICE In in.dag\nCONNECT N In\n")
     with pytest.raises(DagError, match=r"top\.dag:3: N is not a splice of this DAG"):
         parse_dag("top.dag", cwd=str(tmp_path), check_files=False)
+
+
+def test_use_dag_dir_resolves_against_the_dag_files_directory(tmp_path: Path) -> None:
+    write(tmp_path, {"flows/d.dag": "JOB A a.sub\n", "flows/a.sub": "queue\n"})
+    with pytest.raises(DagError, match=r"submit file a\.sub does not exist"):
+        parse_dag("flows/d.dag", cwd=str(tmp_path))
+    dag = parse_dag("flows/d.dag", cwd=str(tmp_path), use_dag_dir=True)
+    assert list(dag.nodes) == ["A"]
+    (tmp_path / "flows" / "d.dag").write_text("JOB A a.sub DIR x\n")
+    with pytest.raises(DagError, match=r"d\.dag:1: DIR in node lines is not allowed with -usedagdir"):
+        parse_dag("flows/d.dag", cwd=str(tmp_path), use_dag_dir=True)
