@@ -150,7 +150,7 @@ class _Parser:
         self.splice_dirs: dict[str, str] = {}
         self.pins_in: dict[int, list[Node]] = {}
         self.pins_out: dict[int, list[Node]] = {}
-        self.connected_in: set[str] = set()
+        self.splice_configs: list[tuple[str, str, Origin]] = []  # splice, its CONFIG, SPLICE line
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -267,6 +267,7 @@ class _Parser:
                     f"unknown statement {stmt.words.text.split()[0]!r} (expected one of "
                     + ", ".join(sorted(_FIRST_PASS | set(self._SECOND_PASS) | {"INCLUDE"})) + ")",
                     stmt.origin)
+        self._splice_configs()
         for node in self.own:
             if node.inline is None and node.kind is not NodeKind.SUBDAG:
                 node.inline = self.dag.submit_descriptions.get(node.submit)
@@ -430,7 +431,9 @@ class _Parser:
         if sub.final is not None:
             raise DagError(f"splice {name} has a FINAL node ({sub.final.name}); splices cannot "
                            "have FINAL nodes", stmt.origin)
-        for kind_word in ("config", "jobstate_log", "node_status_file", "dot"):
+        if sub.config is not None:
+            self.splice_configs.append((name, sub.config, stmt.origin))
+        for kind_word in ("jobstate_log", "node_status_file", "dot"):
             if getattr(sub, kind_word) is not None:
                 self._warn(f"splice {name}: {kind_word.upper()} in a spliced DAG has no effect",
                            stmt.origin)
@@ -438,6 +441,16 @@ class _Parser:
             self._warn(f"splice {name}: SET_JOB_ATTR and ENV in a spliced DAG have no effect",
                        stmt.origin)
         self._lift(name, directory, inner, stmt.origin)
+
+    def _splice_configs(self) -> None:
+        """One DAGMan config file per DAG: a splice's CONFIG naming another file is fatal (as
+        the manual says); naming the same one, or where the DAG has none, it has no effect."""
+        for name, file, origin in self.splice_configs:
+            first = self.dag.config or self.splice_configs[0][1]
+            if file != first:
+                raise DagError(f"splice {name} names DAGMan config file {file}, but the DAG "
+                               f"already has {first}: one config file per DAG", origin)
+            self._warn(f"splice {name}: CONFIG {file} in a spliced DAG has no effect", origin)
 
     def _lift(self, name: str, directory: str, inner: _Parser, origin: Origin) -> None:
         """Take the splice's nodes in as ``name+node``, DIR below the splice's DIR."""

@@ -311,6 +311,7 @@ def test_splices_are_lifted_with_their_names_and_dirs(tmp_path: Path) -> None:
     assert dag.max_jobs == {"S1+local": 1, "+global": 2}
     assert [(v.name, v.value) for v in dag.nodes["S1+A"].vars] == [("x", "1")]
     assert dag.splices == {"S1": "diamond.dag", "S2": "diamond.dag", "S2+Inner": "inner.dag"}
+    assert not dag.warnings
 
 
 @pytest.mark.parametrize(("top", "files", "message"), [
@@ -327,6 +328,8 @@ def test_splices_are_lifted_with_their_names_and_dirs(tmp_path: Path) -> None:
     ("SPLICE S s.dag\n", {"s.dag": "JOB A a\nFINAL F f\n"},
      "top.dag:1: splice S has a FINAL node (F); splices cannot have FINAL nodes"),
     ("SPLICE S s.dag\n", {"s.dag": "SPLICE T s.dag\n"}, "splice T (s.dag) splices itself in"),
+    ("CONFIG a.conf\nSPLICE S s.dag\n", {"s.dag": "JOB A a\nCONFIG b.conf\n"},
+     "top.dag:2: splice S names DAGMan config file b.conf, but the DAG already has a.conf"),
     ("SPLICE S s.dag\n", {"s.dag": "JOB A a\nPARENT A CHILD Z\n"},
      "s.dag:2: unknown node name Z in PARENT/CHILD (in splice S from top.dag:1)"),
 ])
