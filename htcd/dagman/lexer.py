@@ -1,8 +1,9 @@
 """Lines and words of a DAG file, read the way DAGMan reads them.
 
 A line's leading and trailing blanks go; a blank line or one whose first character is ``#`` is
-skipped; a line ending in ``\\`` continues on the next one (a comment line inside such a run
-is skipped without ending it, and a comment line itself never continues).  Words are split on
+skipped; a line ending in ``\\`` continues on the next one.  A comment line never continues;
+one inside a continued statement is skipped, and the statement goes on past it only when it
+too ends in ``\\`` (HTCondor's reader also keeps the comment's last character: not copied).  Words are split on
 spaces and tabs; a few fields (the submit file, DIR) may be double-quoted to hold blanks.
 """
 
@@ -44,12 +45,16 @@ class LineReader:
                 continue
             while line.endswith("\\"):
                 line = line[:-1]
-                while self._pos < len(lines) and lines[self._pos].lstrip().startswith("#"):
-                    self._pos += 1
                 if self._pos >= len(lines):
                     break
-                line = (line + lines[self._pos].strip()).strip()
+                nxt = lines[self._pos].strip()
                 self._pos += 1
+                if nxt.startswith("#"):
+                    # a comment inside a continuation: skipped, and the statement goes on
+                    # only if the comment itself ends in a backslash
+                    line += "\\" if nxt.endswith("\\") else ""
+                    continue
+                line = (line + nxt).strip()
             line = line.strip()
             if line:
                 return start, line

@@ -35,7 +35,7 @@ def test_jobs_edges_comments_case_and_continuation() -> None:
                 "JOB C \"c file.sub\" dir \"my dir\"\n"
                 "\n"
                 "Parent A B \\\n"
-                "# commented out inside the continuation\n"
+                "# commented out inside the continuation \\\n"
                 "  child C\n"
                 "PARENT A CHILD C\n")
     assert list(dag.nodes) == ["A", "B", "C"]
@@ -45,6 +45,11 @@ def test_jobs_edges_comments_case_and_continuation() -> None:
     assert [p.name for p in c.parents] == ["A", "B"]
     assert dag.edge_count() == 2  # the repeated A -> C counts once
     assert c.origin.line == 4
+
+
+def test_a_comment_without_backslash_ends_a_continued_statement() -> None:
+    assert "t.dag:3: expected CHILD after the parent node names" in refused(
+        "JOB A a\nJOB C c\nPARENT A \\\n# a comment\nCHILD C\n")
 
 
 def test_parent_may_come_before_its_nodes() -> None:
