@@ -3,8 +3,9 @@
 A line's leading and trailing blanks go; a blank line or one whose first character is ``#`` is
 skipped; a line ending in ``\\`` continues on the next one.  A comment line never continues;
 one inside a continued statement is skipped, and the statement goes on past it only when it
-too ends in ``\\`` (HTCondor's reader also keeps the comment's last character: not copied).  Words are split on
-spaces and tabs; a few fields (the submit file, DIR) may be double-quoted to hold blanks.
+too ends in ``\\`` (HTCondor's reader also keeps the comment's last character: not copied).
+Words are split on spaces and tabs; a few fields (the submit file, DIR) may be double-quoted
+to hold blanks.
 """
 
 from __future__ import annotations
