@@ -209,6 +209,12 @@ def test_bad_inline_submit_description_is_refused_at_its_line() -> None:
         parse_dag_text(text, "t.dag", options=ParseOptions(check_files=False))
 
 
+def test_an_inline_description_that_runs_a_command_is_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    dag = parse(f"JOB A {{\n  include : touch {marker} |\n  executable = /bin/true\n}}\n")
+    assert dag.nodes["A"].inline is not None and not marker.exists()
+
+
 def test_dag_wide_statements() -> None:
     dag = parse("CONFIG dagman.conf\n"
                 "DOT dag.dot UPDATE DONT-OVERWRITE INCLUDE head.dot\n"
