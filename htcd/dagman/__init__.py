@@ -8,7 +8,8 @@ runtime (``htcd submit_dag`` and the DAGMan job) is built on it.
 from htcd.dagman.errors import DagError, DagWarning, Origin
 from htcd.dagman.macros import expand_script_arguments
 from htcd.dagman.model import Dag, Node, NodeKind, Script, ScriptKind, Var
-from htcd.dagman.parser import ParseOptions, parse_dag, parse_dag_text
+from htcd.dagman.options import ParseOptions
+from htcd.dagman.parser import parse_dag, parse_dag_text
 from htcd.dagman.rescue import RescueState, apply_rescue, read_rescue, rescue_text
 
 __all__ = ["Dag", "DagError", "DagWarning", "Node", "NodeKind", "Origin", "ParseOptions",
