@@ -3,7 +3,7 @@
 Layers, lowest first; a module may import its own layer and the ones below, never above:
 
     base      htcd (the package root: __version__), htcd.debug, htcd.pacer
-    language  htcd.errors, htcd.classad, htcd.config, htcd.submit
+    language  htcd.errors, htcd.classad, htcd.config, htcd.submit, htcd.dagman
     wire      htcd.wire
     runtime   htcd.daemon, htcd.transfer, htcd.jobenv, htcd.universe, htcd.plugins, htcd.hookspecs
     client    htcd.client (the protocol side of the tools: never a daemon, never the CLI)
@@ -49,6 +49,7 @@ LAYER_OF_PACKAGE = {
     "classad": LANGUAGE,
     "config": LANGUAGE,
     "submit": LANGUAGE,
+    "dagman": LANGUAGE,
     "wire": WIRE,
     "daemon": RUNTIME,
     "transfer": RUNTIME,

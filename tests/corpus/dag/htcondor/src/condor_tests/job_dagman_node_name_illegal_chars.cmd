@@ -1,0 +1,5 @@
+executable   = x_sleep.pl
+universe     = vanilla
+output       = $(job).out
+error        = $(job).err
+queue

@@ -1,0 +1,8 @@
+executable   = /bin/echo
+arguments    = OK
+universe     = scheduler
+output       = $(job).out
+error        = $(job).err
+log          = submit-L.log
+Notification = NEVER
+queue
