@@ -55,7 +55,7 @@ def test_sandbox_environment_and_usage(make_pool, knobs: dict[str, str]) -> None
     pool = make_pool(knobs=knobs, slots=1)
     script(pool, "job.sh", "#!/bin/sh\nstat -c '%a %U' \"$_CONDOR_SCRATCH_DIR\"\necho \"S=$_CONDOR_SCRATCH_DIR\"\n"
            "echo \"SLOT=$_CONDOR_SLOT\"\necho \"G=$HTCD_T_GETENV\"\n"
-           "exec /usr/bin/python3 -c 'import time\nt=time.time()\nwhile time.time()-t < 2.5: pass'\n")
+           "exec /usr/bin/python3 -c 'import time\nwhile time.process_time() < 1.5: sum(range(20000))'\n")
     pool.env["HTCD_T_GETENV"] = "from-submitter"
     cluster = pool.submit("should_transfer_files = YES\nexecutable = job.sh\noutput = out\nerror = err\nlog = job.log\n"
                           "getenv = HTCD_T_*\nrequest_memory = 100M\nqueue\n")
