@@ -17,7 +17,7 @@ from htcd.submit.exprcheck import check_expr
 from htcd.submit.names import spellings
 from htcd.submit.predefined import default_arch, default_opsys
 from htcd.submit.quoting import is_new_syntax, join_canonical, parse_environment, quote, split_new_syntax
-from htcd.submit.unsupported import CONTAINER_URL, REFUSED_UNIVERSES, REFUSED_WHEN_TRUE
+from htcd.submit.unsupported import CONTAINER_URL, REFUSED_UNIVERSES, REFUSED_WHEN_TRUE, WARNED_WHEN_TRUE
 
 UNIVERSES: dict[str, int] = {
     "vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11, "local": 12,
@@ -344,6 +344,10 @@ class Translator:
             got = self.first(command)
             if got is not None and bool_value(got[0]) is not False:
                 raise self.fail(f"{command} = {got[0]}: htcd cannot honour this command: {reason}", got[1])
+        for command, instead in WARNED_WHEN_TRUE.items():
+            got = self.first(command)
+            if got is not None and bool_value(got[0]) is not False:
+                self.warnings.append(f"{command} = {got[0]}: {instead}")
 
     def _docker_options(self) -> None:
         """docker_network_type (none, host, or a network the slot lists in DockerNetworks) and
@@ -499,7 +503,10 @@ class Translator:
             if value == "/dev/null" or (transfer is not None and bool_value(transfer[0]) is False):
                 self.ad["Transfer" + attr] = "false"  # the job's own path on the execute point
             else:
-                self.ad[stream] = "false"  # stream_<x> = true is refused (htcd/submit/unsupported.py)
+                # stream_input = true is refused, stream_output/_error = true warned about
+                # (htcd/submit/unsupported.py): the attribute says what the job asked for
+                asked = self.first("stream_" + cmd)
+                self.ad[stream] = "true" if asked is not None and bool_value(asked[0]) is True else "false"
         log = self.first("log")
         if log is not None:
             self.ad["UserLog"] = quote(full_path(self.iwd, log[0]))

@@ -105,9 +105,15 @@ REFUSED_PATTERNS: tuple[tuple[str, str], ...] = (
 # Commands refused only when their value is true: the false value is what htcd does anyway.
 REFUSED_WHEN_TRUE: dict[str, str] = {
     "encrypt_execute_directory": "htcd cannot encrypt a job's scratch directory on the execute point",
+    "stream_input": "htcd does not stream input to a running job; it is transferred before the job starts",
+}
+
+# command -> what htcd does instead, said in a warning when the command is true: the job still gets
+# what it asked for in the end (its output), only later.  Real clients write these (dask-jobqueue
+# sets Stream_Output = True), so refusing them would refuse their jobs for a matter of timing.
+WARNED_WHEN_TRUE: dict[str, str] = {
     "stream_output": "htcd does not stream output while the job runs; it is transferred when the job ends",
     "stream_error": "htcd does not stream output while the job runs; it is transferred when the job ends",
-    "stream_input": "htcd does not stream input to a running job; it is transferred before the job starts",
 }
 
 # container_image with a URL other than docker://: the execute point would have to fetch it with a

@@ -76,7 +76,7 @@ def test_dry_run_to_file_reports(subdir: Path, capsys: pytest.CaptureFixture[str
     ("universe = grid\nexecutable = run.sh\nqueue\n", [], "job.sub:1:", "htcd has no grid universe"),
     ("universe = nosuchverse\nexecutable = run.sh\nqueue\n", [], "job.sub:1:",
      "neither HTCondor nor an installed plugin offers it"),
-    ("executable = run.sh\nstream_output = true\nqueue\n", [], "job.sub:2:", "does not stream output"),
+    ("executable = run.sh\nencrypt_execute_directory = true\nqueue\n", [], "job.sub:2:", "cannot encrypt"),
     ("executable = run.sh\nrequest_memory = 4 XB\nqueue\n", [], "job.sub:2:", "bad unit"),
     ("executable = nothere.sh\nqueue\n", [], "job.sub:1:", "does not exist"),
     ("executable = run.sh\nrequirements = Memory > \nqueue\n", [], "job.sub:2:", "invalid ClassAd expression"),

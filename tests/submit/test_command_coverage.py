@@ -19,7 +19,14 @@ from htcd.submit import SubmitError, parse_submit
 from htcd.submit.commands import KNOWN_COMMANDS
 from htcd.submit.condor_commands import ATTRIBUTE_ALIASES, MANUAL_COMMANDS, PATTERNS, SUBMIT_KEYS
 from htcd.submit.names import CONDOR_NAMES, is_condor_name, spellings
-from htcd.submit.unsupported import REFUSED, REFUSED_PATTERNS, REFUSED_UNIVERSES, REFUSED_WHEN_TRUE, refusal
+from htcd.submit.unsupported import (
+    REFUSED,
+    REFUSED_PATTERNS,
+    REFUSED_UNIVERSES,
+    REFUSED_WHEN_TRUE,
+    WARNED_WHEN_TRUE,
+    refusal,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 MIRROR = "/work/.mirror/htcondor+htcondor/repo"
@@ -44,7 +51,7 @@ def test_each_command_is_handled_or_refused(name: str) -> None:
     assert handled(name) or refused(name), f"{name}: neither handled nor in htcd/submit/unsupported.py"
 
 
-@pytest.mark.parametrize("name", sorted(REFUSED) + sorted(REFUSED_WHEN_TRUE))
+@pytest.mark.parametrize("name", sorted(REFUSED) + sorted(REFUSED_WHEN_TRUE) + sorted(WARNED_WHEN_TRUE))
 def test_a_refused_command_is_one_condor_submit_knows(name: str) -> None:
     assert is_condor_name(name)
 
@@ -77,6 +84,20 @@ def test_a_command_refused_when_true_is_refused_then_only(name: str) -> None:
         build("true")
     assert str(err.value).startswith(f"job.sub:3: {name} = true: htcd cannot honour this command: ")
     assert REFUSED_WHEN_TRUE[name] in str(err.value)
+
+
+@pytest.mark.parametrize("name", sorted(WARNED_WHEN_TRUE))
+def test_a_command_warned_when_true_warns_and_the_job_is_built(name: str) -> None:
+    """stream_output = True (dask-jobqueue writes it): the job is made, with a warning saying what
+    htcd does instead, and the attribute condor_submit writes."""
+    desc = parse_submit(f"executable = /bin/true\ntransfer_executable = false\noutput = o\nerror = e\n{name} = True\n"
+                        "queue\n", "job.sub")
+    cluster, procs = desc.make_jobs(1, submit_dir="/", owner="u", qdate=1)
+    assert len(procs) == 1
+    said = [w for w in desc.warnings if w.startswith("job.sub:")]
+    assert any(f"{name} = True: {WARNED_WHEN_TRUE[name]}" in w for w in said), desc.warnings
+    attr = {"stream_output": "StreamOut", "stream_error": "StreamErr"}[name]
+    assert {**cluster, **procs[0]}[attr] == "true"
 
 
 @pytest.mark.parametrize("universe", sorted(REFUSED_UNIVERSES))
