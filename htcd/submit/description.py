@@ -186,6 +186,8 @@ class SubmitDescription:
             if key in vars_:
                 return vars_[key]
             s = table.get(key)
+            if s is None and key.startswith("my."):  # MY.x is the attribute set by MY.x = or +x =
+                s = table.get("+" + key[3:])
             return s.value if s is not None else defaults.get(key)
         return lookup
 

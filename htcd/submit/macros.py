@@ -206,6 +206,8 @@ class Expander:
         # $F<flags>(name), $DIRNAME(name) = $Fp(name), $BASENAME(name) = $Fnx(name)
         raw = self.lookup(body.strip())
         path = self._expand(raw, depth + 1) if raw is not None else body.strip()
+        if len(path) >= 2 and path[0] == path[-1] == '"':  # a quoted value (MY.x = "a/b") is its text
+            path = path[1:-1]
         flags = {"DIRNAME": "p", "BASENAME": "nx"}.get(kind, func[1:])
         return _file_parts(flags, path, self.directory)
 

@@ -47,6 +47,18 @@ CASES: dict[str, str] = {
     "macro_fparts": E + "path = /data/sub/file.tar.gz\n"
                         "arguments = $Fp(path) $Fn(path) $Fx(path) $Fnx(path) $Fd(path)\nqueue\n",
     "macro_fq": E + "path = /data/x.txt\ndescription = $Fq(path)\nqueue\n",
+    "macro_f_quoted_my": E + "x = \"foo/bar.txt\"\nMY.y = \"a/b.c\"\n+z = \"q.r\"\nMY.A1 = \"$F(x)\"\n"
+                             "MY.A2 = \"$Fn(x)\"\nMY.A3 = $Fq(x)\nMY.A4 = \"$Fx(MY.y)\"\nMY.A6 = \"$F(MY.z)\"\nqueue\n",
+    # dask-jobqueue's submit file (HTCondorCluster): attribute names as commands, MY.JobId through $F
+    "client_dask_jobqueue": ("MY.DaskWorkerName = \"htcondor--$F(MY.JobId)--\"\nRequestCpus = MY.DaskWorkerCores\n"
+                             "RequestMemory = floor(MY.DaskWorkerMemory / 1048576)\n"
+                             "RequestDisk = floor(MY.DaskWorkerDisk / 1024)\nMY.JobId = \"$(ClusterId).$(ProcId)\"\n"
+                             "MY.DaskWorkerCores = 1\nMY.DaskWorkerMemory = 1000000000\nMY.DaskWorkerDisk = 1000000000\n"
+                             "Stream_Output = True\nStream_Error = True\nbatch_name = dask-worker\n"
+                             "Output = worker-$F(MY.JobId).out\nError = worker-$F(MY.JobId).err\n"
+                             "Log = worker-$(cluster).log\nExecutable = /bin/sh\n"
+                             "Arguments = \"-c '/usr/bin/python3 -m distributed.cli.dask_worker tcp://127.0.0.1:1 "
+                             "--name dummy'\"\nEnvironment = \"\"\nQueue\n"),
     "macro_fflags": E + "path = /data/sub/file.tar.gz\narguments = $Fdb(path) $Fxb(path) $Fnxqa(path) $Fu(path) "
                         "$Fpd(path) $Fdn(path) $DIRNAME(path) $BASENAME(path) $Fqa(path)\nqueue\n",
     "macro_ffull": E + "path = rel/x.txt\narguments = $Ff(path) $Ffp(path) $Ffn(path)\nqueue\n",
