@@ -118,8 +118,16 @@ def test_vacate_sends_the_kill_signal(make_pool, docker_engine) -> None:
     pool.submit(UNIVERSE + "executable = trap.sh\noutput = out\nwhen_to_transfer_output = ON_EXIT_OR_EVICT\n"
                 "queue\n")
     execute = str(pool.local / "execute")
-    cid = wait_for(lambda: docker_engine.containers(**{"htcd.execute": execute}), 90, "the container")[0]["Id"]
-    wait_for(lambda: container_state(docker_engine, cid)["State"]["Running"], 30, "the container to run")
+
+    def running() -> str | None:
+        """The job's running container (one listed may be gone by the time it is inspected)."""
+        for listed in docker_engine.containers(**{"htcd.execute": execute}):
+            state = container_state(docker_engine, listed["Id"])
+            if state is not None and state["State"]["Running"]:
+                return listed["Id"]
+        return None
+
+    cid = wait_for(running, 90, "the job's container to run")
     proc = pool.htcd("vacate", check=False)
     assert proc.returncode == 0, proc.stderr
     wait_for(lambda: container_state(docker_engine, cid) is None, 60, "the vacated container's removal")
