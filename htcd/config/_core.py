@@ -280,7 +280,7 @@ class Config:
     def define(self, name: str, raw: str, source: str, line: int) -> None:
         """Add one definition; a reference to the knob itself takes its previous value now."""
         key = name.lower()
-        if "$" in raw:
+        if "$" in raw and _may_name_itself(raw, key):
             raw = _rewrite_self(raw, key, self._previous(key))
         self._defs.pop(key, None)
         self._defs[key] = Entry(name, raw, source, line)
@@ -335,6 +335,13 @@ def _default_entry(key: str, subsystem: str) -> Entry | None:
     if key == "subsystem":
         return Entry("SUBSYSTEM", subsystem, PARAM_TABLE, 0)
     return None
+
+
+def _may_name_itself(raw: str, key: str) -> bool:
+    """Whether ``raw`` could hold ``$(KEY)``: a self-reference is rare, and this test spares
+    almost every definition the scan of its macros."""
+    low = raw.lower()
+    return key in low or ("." in key and key.split(".", 1)[1] in low)
 
 
 def _rewrite_self(raw: str, key: str, previous: str | None) -> str:
