@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import os
-import platform
 import time
 
 from htcd import __version__
@@ -57,6 +56,8 @@ def platform_name(os_release_path: str = "/etc/os-release") -> str:
     info = os_release(os_release_path)
     distro = (info.get("NAME") or "").split(" ")[0].replace("/", "")
     release = info.get("VERSION_ID") or ""
+    import platform  # here, not at the top: the config imports this module for os_release only
+
     name = (f"{distro}_{release}" if release else distro) if distro else platform.system() or "Unknown"
     return f"{(platform.machine() or 'unknown').upper()}-{name}"
 

@@ -10,6 +10,8 @@ import os
 from collections.abc import Callable
 from typing import NamedTuple
 
+from htcd.version import os_release
+
 _HERE = os.path.dirname(__file__)
 
 
@@ -197,34 +199,20 @@ def _physical_cpus() -> str:
     return str(len(cores)) if cores else _cpus()
 
 
-def _os_release() -> dict[str, str]:
-    """/etc/os-release as a dict ({} where there is none)."""
-    out: dict[str, str] = {}
-    try:
-        with open("/etc/os-release", encoding="utf-8") as f:
-            for line in f:
-                key, sep, value = line.strip().partition("=")
-                if sep:
-                    out[key] = value.strip().strip('"')
-    except OSError:
-        pass
-    return out
-
-
 def _os_name() -> str:
     """The distribution's name as HTCondor's OPSYSNAME gives it on Debian-like systems: the first
     word of os-release's NAME (``Debian GNU/Linux`` -> ``Debian``)."""
-    words = _os_release().get("NAME", "").split()
+    words = os_release().get("NAME", "").split()
     return words[0] if words else os.uname().sysname
 
 
 def _os_major() -> str:
-    return _os_release().get("VERSION_ID", "0").split(".")[0]
+    return os_release().get("VERSION_ID", "0").split(".")[0]
 
 
 def _os_ver() -> str:
     """Major * 100 + minor (``12`` -> 1200, ``9.4`` -> 904)."""
-    parts = [*_os_release().get("VERSION_ID", "0").split("."), "0"][:2]
+    parts = [*os_release().get("VERSION_ID", "0").split("."), "0"][:2]
     try:
         return str(int(parts[0]) * 100 + int(parts[1]))
     except ValueError:
@@ -267,8 +255,8 @@ COMPUTED: dict[str, tuple[str, Callable[[], str]]] = {
     "opsyslegacy": ("OPSYSLEGACY", lambda: os.uname().sysname.upper()),
     "opsysname": ("OPSYSNAME", _os_name),
     "opsysshortname": ("OPSYSSHORTNAME", _os_name),
-    "opsyslongname": ("OPSYSLONGNAME", lambda: f"{_os_release().get('NAME', os.uname().sysname)} "
-                                                f"{_os_release().get('VERSION_ID', '')}".strip()),
+    "opsyslongname": ("OPSYSLONGNAME", lambda: f"{os_release().get('NAME', os.uname().sysname)} "
+                                                f"{os_release().get('VERSION_ID', '')}".strip()),
     "opsysmajorver": ("OPSYSMAJORVER", _os_major),
     "opsysver": ("OPSYSVER", _os_ver),
     "opsysandver": ("OPSYSANDVER", lambda: _os_name() + _os_major()),
