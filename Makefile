@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 PYTHON ?= python3
 
-.PHONY: pool stop test test-fast test-pytest test-molecule test-all test-molecule-upgrade lint bench clean
+.PHONY: pool stop test test-fast test-pytest test-ansible test-molecule test-all test-molecule-upgrade lint bench clean
 
 $(VENV)/.runtime: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,14 +29,25 @@ pool: $(VENV)/.deploy
 stop:
 	@d=$${HTCD_POOL_DIR:-.pool}; if [ -x $$d/bin/htcd-service ]; then $$d/bin/htcd-service stop; fi
 
-## test: lint (ruff, mypy, ansible-lint), the whole suite, then the molecule `default` scenario
-test: lint test-pytest test-molecule
+## test: lint (ruff, mypy, ansible-lint), then two lanes side by side: every test but the Ansible ones,
+## and the Ansible tests followed by the molecule `default` scenario (which mostly wait on
+## ansible-playbook and ssh); the second lane's output is printed when both have ended
+test: lint $(VENV)/.dev
+	@bash scripts/test_lanes.sh
 
 # extra pytest flags, e.g. PYTEST_FLAGS="-n 2 --dist loadgroup" (pytest-xdist; see docs/testing.md)
 PYTEST_FLAGS ?=
+# which tests test-pytest runs (a pytest -m expression; empty: all)
+PYTEST_MARKS ?=
 
 test-pytest: $(VENV)/.dev
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q $(PYTEST_FLAGS)
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q --durations=25 \
+		$(if $(PYTEST_MARKS),-m "$(PYTEST_MARKS)") $(PYTEST_FLAGS)
+
+## test-ansible: the Ansible tests (roles, `make pool`, fleet), then the molecule `default` scenario
+test-ansible: $(VENV)/.dev
+	$(MAKE) --no-print-directory test-pytest PYTEST_MARKS=ansible
+	$(MAKE) --no-print-directory test-molecule
 
 ## test-fast: languages and units, no daemons, docker, ansible, fuzzing or slow tests (well under a minute)
 FAST_MARKS := not pool and not docker and not ansible and not fuzz and not slow
