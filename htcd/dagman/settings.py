@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from htcd.config import Config, ConfigError
+from htcd.config import ConfigError, load
 from htcd.dagman.errors import DagError, DagWarning, Origin
 
 _TRUE = {"true", "yes", "t", "y", "1", "on"}
@@ -317,11 +317,10 @@ def _read_config_file(path: str, warnings: list[DagWarning]) -> list[tuple[str, 
 
     Other knobs are warned about: condor_dagman reads the file into its configuration, where
     only DAGMan's and DaemonCore's logging knobs have an effect."""
-    from htcd.config._core import _Parser
-
-    cfg = Config("DAGMAN", env={})
+    if not os.path.isfile(path):
+        raise DagError(f"DAGMan config file {path} not found")
     try:
-        _Parser(cfg).parse_file(os.fspath(path))
+        cfg = load("DAGMAN", env={"HTCD_CONFIG": os.fspath(path)})
     except ConfigError as err:
         raise DagError(f"DAGMan config file {path}: {err.message}",
                        Origin(err.source or path, err.line) if err.line else None) from None

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import time
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ def _ads(text: str) -> list[dict[str, object]]:
     out = []
     for chunk in chunks:
         ad = parse_ad(chunk)
-        out.append({k: ad.eval(k) for k in ad.keys()})
+        out.append({k: ad.eval(k) for k in ad})
     return out
 
 
