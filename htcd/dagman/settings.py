@@ -139,6 +139,12 @@ UNHONOURED: dict[str, str] = {
     "write_partial_rescue": "rescue DAGs are always partial (a full rescue DAG is not written)",
 }
 
+#: The throttles the pool configuration bounds, with the default condor_dagman takes as the
+#: pool's bound when the pool does not set one (MAX_SUBMITS_PER_INTERVAL's is 1000 there).
+ADMIN_THROTTLE_DEFAULTS = {"max_jobs_idle": 1000, "max_jobs_submitted": 0, "max_pre_scripts": 20,
+                           "max_hold_scripts": 20, "max_post_scripts": 20, "max_submits_per_interval": 1000,
+                           "user_log_scan_interval": 5}
+
 #: Knobs other than DAGMAN_* that a DAG's CONFIG file may set (DaemonCore's logging of the
 #: DAGMan process, as the manual's note in "DAG Specific Configuration" says).
 CONFIG_FILE_ALSO = {"all_debug", "max_dagman_log", "dagman_log", "max_num_dagman_log",
@@ -233,6 +239,9 @@ class DagmanSettings:
             value = config_get("DAGMAN_" + attr.upper())
             if value is not None and value.strip() != "":
                 settings._set(attr, value, "pool", None)
+        admin = None if settings.disable_admin_throttle_limiting else {
+            attr: getattr(settings, attr) if attr in settings.sources else default
+            for attr, default in ADMIN_THROTTLE_DEFAULTS.items()}
         if dag_config_file:
             settings.config_file = dag_config_file
             for attr, value, origin in _read_config_file(dag_config_file, settings.warnings):
@@ -242,6 +251,8 @@ class DagmanSettings:
             if known is None:
                 raise DagError(f"{name} is not a DAGMan configuration knob")
             settings._set(known, value, "command line", None)
+        if admin is not None:
+            settings._limit_to_admin(admin)
         for attr, reason in UNHONOURED.items():
             if attr in settings.sources and getattr(settings, attr) != KNOBS[attr].default:
                 where = settings.sources[attr]
@@ -261,6 +272,27 @@ class DagmanSettings:
                 value = clamped
         setattr(self, attr, value)
         self.sources[attr] = where
+
+    def _limit_to_admin(self, admin: dict[str, int]) -> None:
+        """The throttles set by the DAG's CONFIG file or the command line may only tighten the
+        pool's (unless the pool's is 0, unlimited); the scan interval may not go below the pool's
+        (DAGMAN_DISABLE_ADMIN_THROTTLE_LIMITING, as condor_dagman combines them)."""
+        for attr, limit in admin.items():
+            mine = getattr(self, attr)
+            if attr == "user_log_scan_interval":
+                if mine < limit:
+                    self._admin_warning(attr, mine, limit, "below")
+                    self.user_log_scan_interval = limit
+            elif limit > 0 and (mine > limit or mine <= 0):
+                if attr in self.sources and self.sources[attr] != "pool":
+                    self._admin_warning(attr, mine, limit, "above")
+                setattr(self, attr, limit)
+
+    def _admin_warning(self, attr: str, mine: int, limit: int, side: str) -> None:
+        what = "unlimited (0)" if mine <= 0 else str(mine)
+        self.warnings.append(DagWarning(
+            f"DAGMAN_{attr.upper()} = {what} (set in {self.sources.get(attr, 'the defaults')}) is {side} the "
+            f"pool's limit {limit}; {limit} is used (DAGMAN_DISABLE_ADMIN_THROTTLE_LIMITING allows it)"))
 
     def knob(self, name: str) -> object:
         """The value of knob ``name`` (``DAGMAN_MAX_JOBS_IDLE`` or ``max_jobs_idle``)."""

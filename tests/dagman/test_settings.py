@@ -104,3 +104,23 @@ def test_config_file_other_knobs_and_unhonoured_ones_are_warned_about(tmp_path: 
     # Set to its default: nothing to warn about; ALL_DEBUG is allowed in the file.
     assert not any("ABORT_DUPLICATES" in t or "ALL_DEBUG" in t for t in texts)
     assert len(texts) == 3
+
+
+def test_user_throttles_only_tighten_the_pools(tmp_path: Path) -> None:
+    """DAGMAN_DISABLE_ADMIN_THROTTLE_LIMITING (default False): the CONFIG file and the command
+    line may lower a throttle the pool sets (or defaults), not raise it, unless the pool's is 0."""
+    conf = tmp_path / "dagman.conf"
+    conf.write_text("DAGMAN_MAX_PRE_SCRIPTS = 50\nDAGMAN_USER_LOG_SCAN_INTERVAL = 1\n")
+    pool = _pool({"DAGMAN_MAX_JOBS_IDLE": "100", "DAGMAN_USER_LOG_SCAN_INTERVAL": "2"})
+    s = DagmanSettings.load(pool, str(conf), {"DAGMAN_MAX_JOBS_IDLE": "500", "DAGMAN_MAX_JOBS_SUBMITTED": "9",
+                                              "DAGMAN_MAX_POST_SCRIPTS": "0"})
+    assert (s.max_jobs_idle, s.max_pre_scripts, s.max_post_scripts, s.max_jobs_submitted) == (100, 20, 20, 9)
+    assert s.user_log_scan_interval == 2
+    texts = [str(w) for w in s.warnings]
+    assert ("Warning: DAGMAN_MAX_JOBS_IDLE = 500 (set in command line) is above the pool's limit 100; 100 is used "
+            "(DAGMAN_DISABLE_ADMIN_THROTTLE_LIMITING allows it)") in texts
+    assert any(t.startswith("Warning: DAGMAN_MAX_POST_SCRIPTS = unlimited (0)") for t in texts)
+    assert any(t.startswith("Warning: DAGMAN_USER_LOG_SCAN_INTERVAL = 1 (set in ") and "below" in t for t in texts)
+    free = DagmanSettings.load(_pool({"DAGMAN_DISABLE_ADMIN_THROTTLE_LIMITING": "true"}), str(conf),
+                               {"DAGMAN_MAX_JOBS_IDLE": "5000"})
+    assert (free.max_jobs_idle, free.max_pre_scripts, free.user_log_scan_interval) == (5000, 50, 1)
