@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from htcd.classad import parse_ad
+from htcd.dagman import parse_dag
 from htcd.dagman.runstate import DagStatus, NodeRun, NodeStatus
 from htcd.dagman.statusfile import node_status_text, write_atomically
 from tests.dagman.dagfiles_support import diamond, run_of, wheel_parse_ads
@@ -122,3 +123,42 @@ def test_write_atomically_leaves_nothing_on_failure(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         write_atomically(str(tmp_path / "missing-dir" / "x.status"), "text")
     assert list(tmp_path.iterdir()) == []
+
+
+CORPUS = Path(__file__).parent.parent / "corpus" / "dag" / "htcondor" / "src" / "condor_tests"
+
+
+def _in_order(text: str, patterns: list[str]) -> None:
+    """As HTCondor's job_dagman_node_status*.run check: each pattern found on a later line."""
+    lines = text.splitlines()
+    at = 0
+    for pattern in patterns:
+        while at < len(lines) and not re.search(pattern, lines[at]):
+            at += 1
+        assert at < len(lines), f"{pattern!r} not found in order"
+        at += 1
+
+
+def test_htcondors_node_status_test_expectations() -> None:
+    """src/condor_tests/job_dagman_node_status.run and job_dagman_node_status_rm.run, on their DAGs."""
+    dag = parse_dag(str(CORPUS / "job_dagman_node_status.dag"), cwd=str(CORPUS))
+    names = list(dag.nodes)
+    assert len(names) == 12
+    run = run_of({n: S.DONE for n in names})
+    node_lines = [p for n in names for p in (f'Node = "{n}";', "NodeStatus = 5;.*STATUS_DONE")]
+    _in_order(node_status_text(dag, run, NOW, 0), [
+        r"DagStatus = 5;.*STATUS_DONE \(success\)", "NodesTotal = 12;", "NodesDone = 12;", "NodesPre = 0;",
+        "NodesQueued = 0;", "NodesPost = 0;", "NodesReady = 0;", "NodesUnready = 0;", "NodesFailed = 0;",
+        "JobProcsHeld = 0;", "JobProcsIdle = 0;", *node_lines])
+    run = run_of({n: (S.SUBMITTED if n == "A" else S.NOT_READY) for n in names},
+                 A=NodeRun(procs_submitted=1, procs_idle=1))
+    _in_order(node_status_text(dag, run, NOW, NOW), [
+        r"DagStatus = 3;.*STATUS_SUBMITTED \(\)", "NodesTotal = 12;", "NodesDone = 0;", "NodesQueued = 1;",
+        "NodesUnready = 11;", "JobProcsIdle = [01];", 'Node = "A";', "NodeStatus = 3;.*STATUS_SUBMITTED",
+        'Node = "B1";', "NodeStatus = 0;.*STATUS_NOT_READY", 'Node = "C";', "NodeStatus = 0;.*STATUS_NOT_READY"])
+    rm = parse_dag(str(CORPUS / "job_dagman_node_status_rm.dag"), cwd=str(CORPUS))
+    run = run_of({"A": S.SUBMITTED}, DagStatus.RM, A=NodeRun(procs_submitted=1))
+    _in_order(node_status_text(rm, run, NOW, 0), [
+        r"DagStatus = 6;.*STATUS_ERROR \(removed\)", "NodesTotal = 1;", "NodesDone = 0;", "NodesPre = 0;",
+        "NodesQueued = 0;", "NodesPost = 0;", "NodesReady = 0;", "NodesUnready = 0;", "NodesFailed = 1;",
+        "JobProcsHeld = 0;", "JobProcsIdle = 0;", 'Node = "A";', "NodeStatus = 6;.*STATUS_ERROR"])
