@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from htcd.classad import ClassAd, ClassAdSyntaxError, parse_expr
 from htcd.config import ConfigError, load
 from htcd.dagman.errors import DagError, DagWarning, Origin
 
@@ -310,24 +311,39 @@ def _attribute(name: str) -> str | None:
 
 
 def _convert(name: str, knob: Knob, text: str, origin: Origin | None) -> object:
+    """As HTCondor's param_boolean/param_integer/param_double: a literal, or a ClassAd
+    expression of constants that gives one (``5*1024*1024``)."""
+    if knob.type is str:
+        return text
     if knob.type is bool:
         low = text.lower()
         if low in _TRUE:
             return True
         if low in _FALSE:
             return False
+        value = _constant(text)
+        if isinstance(value, bool):
+            return value
         raise DagError(f"{name} = {text}: not a boolean (true or false)", origin)
-    if knob.type is int:
-        try:
-            return int(text, 10)
-        except ValueError:
-            raise DagError(f"{name} = {text}: not an integer", origin) from None
-    if knob.type is float:
-        try:
-            return float(text)
-        except ValueError:
-            raise DagError(f"{name} = {text}: not a number", origin) from None
-    return text
+    try:
+        return int(text, 10) if knob.type is int else float(text)
+    except ValueError:
+        pass
+    value = _constant(text)
+    if knob.type is int and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and float(value).is_integer():
+        return int(value)
+    if knob.type is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise DagError(f"{name} = {text}: not {'an integer' if knob.type is int else 'a number'}", origin)
+
+
+def _constant(text: str) -> object:
+    """The value of a ClassAd expression without references, or None."""
+    try:
+        return parse_expr(text).eval(ClassAd())
+    except (ClassAdSyntaxError, ValueError, TypeError):
+        return None
 
 
 def _clamp(value: float, knob: Knob) -> float:

@@ -124,3 +124,13 @@ def test_user_throttles_only_tighten_the_pools(tmp_path: Path) -> None:
     free = DagmanSettings.load(_pool({"DAGMAN_DISABLE_ADMIN_THROTTLE_LIMITING": "true"}), str(conf),
                                {"DAGMAN_MAX_JOBS_IDLE": "5000"})
     assert (free.max_jobs_idle, free.max_pre_scripts, free.user_log_scan_interval) == (5000, 50, 1)
+
+
+def test_values_may_be_constant_expressions_as_in_htcondor() -> None:
+    s = DagmanSettings.load(_pool({"DAGMAN_DEBUG_CACHE_SIZE": "5*1024*1024", "DAGMAN_AUTO_RESCUE": "1 == 2",
+                                   "DAGMAN_QUEUE_UPDATE_INTERVAL": "60 * 2", "DAGMAN_MAX_JOBS_IDLE": "2.0 * 5"}),
+                            None, {})
+    assert (s.debug_cache_size, s.auto_rescue, s.queue_update_interval, s.max_jobs_idle) == (5242880, False, 120.0, 10)
+    for bad in ("2.5", "x + 1", '"ten"', "1 ]"):
+        with pytest.raises(DagError, match="not an integer"):
+            DagmanSettings.load(_pool({"DAGMAN_MAX_JOBS_IDLE": bad}), None, {})
