@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 
+from htcd.dagman.model import Dag, NodeKind
 from htcd.dagman.runstate import DagRun, DagStatus, NodeStatus
 
 BANNER_RULE = "*" * 54
@@ -31,12 +32,18 @@ def dag_status_line(status: DagStatus) -> str:
     return f"DAG status: {int(status)} (DAG_STATUS_{status.name})"
 
 
-def status_table(run: DagRun) -> str:
+def status_table(run: DagRun, dag: Dag | None = None) -> str:
     """The "Of N nodes total:" block, with the DAG status line before it and the held-procs
-    line after it, as condor_dagman prints them together."""
+    line after it, as condor_dagman prints them together.  With ``dag``, its SERVICE nodes
+    are not counted (condor_dagman keeps them apart from the DAG's nodes)."""
+    service = {n for n, node in dag.nodes.items() if node.kind is NodeKind.SERVICE} if dag else set()
     counts = {s: 0 for s in NodeStatus}
     held = 0
-    for node in run.nodes.values():
+    total = 0
+    for name, node in run.nodes.items():
+        if name in service:
+            continue
+        total += 1
         counts[node.status] += 1
         held += node.procs_held
     row = (f"{counts[NodeStatus.DONE]:5d}   {counts[NodeStatus.PRERUN]:5d}    "
@@ -45,7 +52,7 @@ def status_table(run: DagRun) -> str:
            f"{counts[NodeStatus.ERROR]:5d}    {counts[NodeStatus.FUTILE]:5d}")
     return "\n".join([
         dag_status_line(run.dag_status),
-        f"Of {len(run.nodes)} nodes total:",
+        f"Of {total} nodes total:",
         " Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile",
         "  ===     ===      ===     ===     ===        ===      ===      ===",
         row,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from htcd.dagman.model import Dag
+from htcd.dagman.model import Dag, NodeKind
 from htcd.dagman.runstate import DagRun, NodeStatus
 
 _LOOK = {
@@ -39,7 +39,9 @@ def dot_text(dag: Dag, run: DagRun, *, now: float | None = None, include_text: s
         out.append(include_text.rstrip("\n"))
         out.append(f"// End of commands included from {dag.dot.include}.")
         out.append("")
-    for name in dag.nodes:
+    for name, node in dag.nodes.items():
+        if node.kind is NodeKind.SERVICE:  # not among the DAG's nodes in condor_dagman
+            continue
         node_run = run.nodes.get(name)
         status = node_run.status if node_run is not None else NodeStatus.NOT_READY
         shape, mark, style = _LOOK.get(status, _NOT_RUN)

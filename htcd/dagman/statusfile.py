@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from htcd.classad.values import quote_string
-from htcd.dagman.model import Dag
+from htcd.dagman.model import Dag, NodeKind
 from htcd.dagman.runstate import DagRun, DagStatus, NodeRun, NodeStatus
 
 #: The names condor_dagman prints for a NodeStatus (and the DAG's DagStatus) value.
@@ -31,10 +31,11 @@ def node_status_text(dag: Dag, run: DagRun, now: float, next_update: float, *,
     ``held``: the DAGMan job is held (the DAG's status note says so).  When the DAG has
     finished unsuccessfully, been removed or aborted, nodes still running are shown as
     failed (``Was STATUS_SUBMITTED``), as condor_dagman does on its last write."""
-    dag_status, note, mark_error = _dag_status(dag, run, held)
+    shown = _node_order(dag, run)
+    dag_status, note, mark_error = _dag_status(dag, run, shown, held)
     counts = {s: 0 for s in NodeStatus}
     held_procs = idle_procs = 0
-    for node_run in run.nodes.values():
+    for node_run in (run.nodes[name] for name in shown):
         counts[node_run.status] += 1
         held_procs += node_run.procs_held
         idle_procs += node_run.procs_idle + node_run.procs_held
@@ -50,7 +51,7 @@ def node_status_text(dag: Dag, run: DagRun, now: float, next_update: float, *,
         "  };",
         f"  Timestamp = {stamp}; /* {quote_string(_ctime(stamp))} */",
         f"  DagStatus = {int(dag_status)}; /* {quote_string(f'{STATUS_NAMES[dag_status]} ({note})')} */",
-        f"  NodesTotal = {len(run.nodes)};",
+        f"  NodesTotal = {len(shown)};",
         f"  NodesDone = {counts[NodeStatus.DONE]};",
         f"  NodesPre = {pre};",
         f"  NodesQueued = {queued};",
@@ -63,7 +64,7 @@ def node_status_text(dag: Dag, run: DagRun, now: float, next_update: float, *,
         f"  JobProcsIdle = {idle_procs}; /* includes held */",
         "]",
     ]
-    for name in _node_order(dag, run):
+    for name in shown:
         out += _node_ad(name, run.nodes[name], dag, mark_error)
     nxt = int(next_update)
     out += [
@@ -76,9 +77,9 @@ def node_status_text(dag: Dag, run: DagRun, now: float, next_update: float, *,
     return "\n".join(out) + "\n"
 
 
-def _dag_status(dag: Dag, run: DagRun, held: bool) -> tuple[NodeStatus, str, bool]:
+def _dag_status(dag: Dag, run: DagRun, shown: list[str], held: bool) -> tuple[NodeStatus, str, bool]:
     """(DagStatus value, its note, whether running nodes are to be shown as failed)."""
-    statuses = [n.status for n in run.nodes.values()]
+    statuses = [run.nodes[name].status for name in shown]
     if statuses and all(s == NodeStatus.DONE for s in statuses):
         return NodeStatus.DONE, "success", True
     active = any(s in _RUNNING or s == NodeStatus.READY for s in statuses)
@@ -99,10 +100,10 @@ def _dag_status(dag: Dag, run: DagRun, held: bool) -> tuple[NodeStatus, str, boo
 
 
 def _node_order(dag: Dag, run: DagRun) -> list[str]:
-    """The DAG's order (the order of its files), then any node the run knows and the DAG not."""
-    names = [n for n in dag.nodes if n in run.nodes]
-    seen = set(names)
-    return names + [n for n in run.nodes if n not in seen]
+    """The DAG's order (the order of its files), then any node the run knows and the DAG not.
+    SERVICE nodes are left out, as condor_dagman keeps them apart from the DAG's nodes."""
+    names = [n for n, node in dag.nodes.items() if n in run.nodes and node.kind is not NodeKind.SERVICE]
+    return names + [n for n in run.nodes if n not in dag.nodes]
 
 
 def _node_ad(name: str, node_run: NodeRun, dag: Dag, mark_error: bool) -> list[str]:

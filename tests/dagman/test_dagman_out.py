@@ -5,7 +5,7 @@ from __future__ import annotations
 import calendar
 import re
 
-from htcd.dagman import dagman_out
+from htcd.dagman import ParseOptions, dagman_out, parse_dag_text
 from htcd.dagman.runstate import DagRun, DagStatus, NodeRun, NodeStatus
 
 S = NodeStatus
@@ -62,3 +62,13 @@ def test_banner_and_stamps() -> None:
     stamped = dagman_out.stamped("a\nb\n", when)
     assert len(stamped.splitlines()) == 2
     assert all(re.match(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d [ab]$", ln) for ln in stamped.splitlines())
+
+
+def test_service_nodes_are_not_counted_when_the_dag_is_given() -> None:
+    dag = parse_dag_text("JOB A a.sub\nSERVICE S s.sub\n", "s.dag", options=ParseOptions(check_files=False))
+    run = DagRun(nodes={"A": NodeRun(status=S.DONE), "S": NodeRun(status=S.SUBMITTED, procs_held=1)})
+    assert "Of 2 nodes total:" in dagman_out.status_table(run)
+    table = dagman_out.status_table(run, dag).splitlines()
+    assert table[1] == "Of 1 nodes total:"
+    assert table[4] == "    1       0        0       0       0          0        0        0"
+    assert table[5] == "0 job proc(s) currently held"

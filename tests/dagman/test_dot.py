@@ -60,3 +60,10 @@ def test_numbered_files_for_dont_overwrite(tmp_path: Path) -> None:
     assert (name, nxt) == (base + ".2", 3)
     name, nxt = dot_file_name(base, False, nxt, exists)
     assert (name, nxt) == (base + ".3", 4)
+
+
+def test_service_nodes_are_not_drawn() -> None:
+    dag = parse_dag_text("JOB A a.sub\nSERVICE S s.sub\n", "d.dag", options=ParseOptions(check_files=False))
+    text = dot_text(dag, DagRun(nodes={"A": NodeRun(status=S.READY)}), now=NOW)
+    assert '    "A" [shape=ellipse label="A (I)"];' in text
+    assert '"S"' not in text

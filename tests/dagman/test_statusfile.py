@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from htcd.classad import parse_ad
-from htcd.dagman import parse_dag
+from htcd.dagman import ParseOptions, parse_dag, parse_dag_text
 from htcd.dagman.runstate import DagStatus, NodeRun, NodeStatus
 from htcd.dagman.statusfile import node_status_text, write_atomically
 from tests.dagman.dagfiles_support import diamond, run_of, wheel_parse_ads
@@ -162,3 +162,11 @@ def test_htcondors_node_status_test_expectations() -> None:
         r"DagStatus = 6;.*STATUS_ERROR \(removed\)", "NodesTotal = 1;", "NodesDone = 0;", "NodesPre = 0;",
         "NodesQueued = 0;", "NodesPost = 0;", "NodesReady = 0;", "NodesUnready = 0;", "NodesFailed = 1;",
         "JobProcsHeld = 0;", "JobProcsIdle = 0;", 'Node = "A";', "NodeStatus = 6;.*STATUS_ERROR"])
+
+
+def test_service_nodes_are_not_among_the_dags_nodes() -> None:
+    dag = parse_dag_text("JOB A a.sub\nSERVICE S s.sub\n", "s.dag", options=ParseOptions(check_files=False))
+    run = run_of({"A": S.DONE, "S": S.SUBMITTED}, S=NodeRun(procs_submitted=1, procs_idle=1))
+    ads = _ads(node_status_text(dag, run, NOW, 0))
+    assert (ads[0]["DagStatus"], ads[0]["NodesTotal"], ads[0]["JobProcsIdle"]) == (5, 1, 0)
+    assert [a.get("Node") for a in ads[1:-1]] == ["A"]
