@@ -22,6 +22,8 @@ from htcd.version import version_string
 # condor_submit_dag's getenv for the DAG job: what DAGMan needs of the submitter's environment
 GETENV = ("CONDOR_CONFIG,_CONDOR_*,PATH,PYTHONPATH,PERL*,PEGASUS_*,TZ,HOME,USER,LANG,LC_ALL,ASAN_OPTIONS,"
           "LSAN_OPTIONS,BEARER_TOKEN,BEARER_TOKEN_FILE")
+# ... and htcd's own names for the configuration, so the DAG job reads the submitter's
+HTCD_GETENV = ",HTCD_CONFIG,_HTCD_*"
 # condor_submit_dag's on_exit_remove: a DAGMan that exits 0..2 (success, failure, abort) or
 # crashes with SIGSEGV leaves the queue; one killed otherwise (a reboot) is requeued
 DEFAULT_ON_EXIT_REMOVE = "(ExitSignal =?= 11 || (ExitCode =!= UNDEFINED && ExitCode >=0 && ExitCode <= 2))"
@@ -255,7 +257,7 @@ def condor_sub_text(dag_files: list[str], options: SubmitDagOptions, dags: list[
     include_env = list(options.include_env) + [",".join(d.env_get) for d in dags if d.env_get]
     insert_env = list(options.insert_env) + [";".join(f"{k}={v}" for k, v in d.env_set) for d in dags if d.env_set]
     resolved = SubmitDagOptions(**{**vars(options), "include_env": include_env, "insert_env": insert_env})
-    getenv = GETENV
+    getenv = GETENV + HTCD_GETENV
     if options.append_getenv.strip().lower() == "true":
         getenv = "true"
     else:
