@@ -35,6 +35,9 @@ REFUSED_FLAGS = {
     "-maxhold": "condor_submit_dag does not pass -MaxHold on to condor_dagman either; set "
                 "DAGMAN_MAX_HOLD_SCRIPTS in the DAG's configuration instead",
 }
+# condor_submit_dag's mutually exclusive flags
+EXCLUSIVE = {"-DoRecovery": ("-load_save",), "-DoRescueFrom": ("-load_save", "-RescueFile"),
+             "-RescueFile": ("-load_save", "-DoRescueFrom"), "-load_save": ("-DoRecovery", "-DoRescueFrom", "-RescueFile")}
 # every flag, lower case, as argparse knows it: the command line is matched without regard to case
 _FLAGS: set[str] = set()
 
@@ -121,6 +124,13 @@ def _refuse_flags(args: argparse.Namespace) -> None:
     if args.submitmethod is not None and args.submitmethod != 1:
         raise UserError(f"-SubmitMethod {args.submitmethod}: htcd's DAGMan submits node jobs to the schedd itself "
                         "(method 1); it does not run a submit tool")
+    given_opts = {"-DoRecovery": args.dorecovery, "-DoRescueFrom": bool(args.dorescuefrom),
+                  "-RescueFile": bool(args.rescuefile), "-load_save": bool(args.load_save)}
+    for flag, others in EXCLUSIVE.items():
+        clash = [o for o in others if given_opts[o]]
+        if given_opts[flag] and clash:
+            raise UserError(f"{flag} can not be used with the following flag{'s' if len(clash) > 1 else ''}: "
+                            f"{','.join(clash)}")
     if args.dorescuefrom < 0:
         raise UserError("-DoRescueFrom value must be non-negative; aborting.")
     if args.notification is not None and args.notification.lower() not in ("never", "always", "complete", "error"):
