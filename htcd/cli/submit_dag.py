@@ -341,11 +341,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _submit(submit_file: str, options: SubmitDagOptions) -> int:
     """Submit the .condor.sub exactly as ``htcd submit FILE`` would."""
-    from htcd.cli import main, submit
+    from htcd.cli import submit
 
     if options.schedd_address_file:
         os.environ["_CONDOR_SCHEDD_ADDRESS_FILE"] = options.schedd_address_file
-    p = main.Parser(prog="htcd submit")
+    p = argparse.ArgumentParser(prog="htcd submit")
     runner = submit.configure("submit", p)
     ns = p.parse_args([submit_file])
     ns.extra = []

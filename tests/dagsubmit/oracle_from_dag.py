@@ -16,7 +16,7 @@ import os
 import sys
 
 os.environ["TZ"] = "UTC"
-import htcondor2  # noqa: E402
+import htcondor2
 
 
 def one(case: dict) -> dict:
