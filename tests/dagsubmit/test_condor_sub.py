@@ -130,9 +130,9 @@ def test_writer_refuses_bad_input_before_writing(tmp_path: Path) -> None:
     with pytest.raises(DagError, match=r"cyc\.dag:1: .*A -> B -> A"):
         write_condor_sub("cyc.dag", SubmitDagOptions(cwd=str(tmp_path)))
     (tmp_path / "ok.dag").write_text("JOB A a.sub\n")
-    with pytest.raises(DagError, match="Unable to read submit append file nope.sub"):
+    with pytest.raises(DagError, match=r"Unable to read submit append file nope\.sub"):
         write_condor_sub("ok.dag", SubmitDagOptions(cwd=str(tmp_path), insert_sub_file="nope.sub"))
-    with pytest.raises(DagError, match="Unable to read config file nope.conf"):
+    with pytest.raises(DagError, match=r"Unable to read config file nope\.conf"):
         write_condor_sub("ok.dag", SubmitDagOptions(cwd=str(tmp_path), config="nope.conf"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sub", "cyc.dag", "ok.dag"], "nothing written"
 
