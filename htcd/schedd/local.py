@@ -210,12 +210,10 @@ class LocalJobs:
         env = jobenv.environment(job.get("Environment"), job.get("Env"))
         env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
         env["_CONDOR_JOB_IWD"] = iwd
-        # as HTCondor's schedd sets them: a DAGMan job finds its own id, and this schedd
-        env["CONDOR_ID"] = job.id_text
-        if ap_universe(job) == "scheduler" and self.schedd.config.get_bool(
-                "USE_LOCAL_SCHEDD_FOR_SCHEDULER_UNIVERSE", True):
+        if ap_universe(job) == "scheduler":  # as HTCondor's schedd: a DAGMan finds its own id and this schedd
+            env["CONDOR_ID"] = job.id_text
             address_file = self.schedd.config.get("SCHEDD_ADDRESS_FILE")
-            if address_file:
+            if address_file and self.schedd.config.get_bool("USE_LOCAL_SCHEDD_FOR_SCHEDULER_UNIVERSE", True):
                 env["_CONDOR_SCHEDD_ADDRESS_FILE"] = address_file
         cmd = str(job.get("Cmd", "") or "")
         return JobContext(job_ad=job.ad, sandbox=iwd, executable=cmd if os.path.isabs(cmd) else os.path.join(iwd, cmd),
