@@ -161,7 +161,7 @@ def options_from(args: argparse.Namespace, cfg_get: Callable[[str], str | None])
         maxidle=args.maxidle, maxjobs=args.maxjobs, maxpre=args.maxpre, maxpost=args.maxpost, force=args.force,
         no_submit=args.no_submit, update_submit=args.update_submit, do_rescue_from=args.dorescuefrom,
         rescue_file=args.rescuefile or "", load_save=args.load_save or "", autorescue=autorescue,
-        dorecovery=args.dorecovery, batch_name=args.batch_name or "", notification=args.notification or "",
+        dorecovery=args.dorecovery, batch_name=(args.batch_name or "").strip().strip('"'), notification=args.notification or "",
         suppress_notification=args.suppress_notification, append=list(args.append), insert_sub_file=insert,
         usedagdir=args.usedagdir, outfile_dir=args.outfile_dir or "", config=args.config or "",
         priority=args.priority, debug=args.debug, verbose=args.verbose,
@@ -264,19 +264,15 @@ def rename_rescues(primary: str, max_rescue: int) -> None:
 
 def _recurse(dags: list[Dag], options: SubmitDagOptions, cwd: str) -> None:
     """``-do_recurse``: write the .condor.sub of every SUBDAG EXTERNAL node first (depth first)."""
-    import dataclasses
-
     from htcd.dagman import NodeKind, parse_dag
-    from htcd.dagman.condor_sub import write_condor_sub
+    from htcd.dagman.condor_sub import nested_options, write_condor_sub
 
     for dag in dags:
         for node in dag.nodes.values():
             if node.kind != NodeKind.SUBDAG or not node.dag_file:
                 continue
             where = os.path.join(cwd, node.directory or "")
-            sub = dataclasses.replace(options, cwd=where, update_submit=True, no_submit=True, append=[],
-                                      insert_sub_file=options.insert_sub_file and os.path.join(
-                                          cwd, options.insert_sub_file), batch_name=options.batch_name)
+            sub = nested_options(options, where)
             inner = parse_dag(node.dag_file, cwd=where)
             _recurse([inner], sub, where)
             path = write_condor_sub(node.dag_file, sub, [inner])

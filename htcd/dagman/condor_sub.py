@@ -220,6 +220,18 @@ def deep_arguments(options: SubmitDagOptions, dagman_path: str, in_submit_file: 
     return args
 
 
+DEEP_FIELDS = ("verbose", "notification", "dagman", "usedagdir", "outfile_dir", "autorescue", "do_rescue_from",
+               "allow_version_mismatch", "import_env", "include_env", "insert_env", "do_recurse",
+               "suppress_notification", "submit_method", "on_exit_remove", "append_getenv", "schedd_address_file")
+
+
+def nested_options(options: SubmitDagOptions, cwd: str) -> SubmitDagOptions:
+    """The options of a SUBDAG EXTERNAL node's submit description: the flags condor_submit_dag
+    passes down (its "deep" options), as ``-no_submit -update_submit`` run in the node's directory."""
+    kept = {name: getattr(options, name) for name in DEEP_FIELDS}
+    return SubmitDagOptions(**kept, no_submit=True, update_submit=True, cwd=cwd)
+
+
 def read_dags(dag_files: list[str], options: SubmitDagOptions) -> list[Dag]:
     """The DAG files, parsed and checked (a bad DAG raises DagError with file:line)."""
     cwd = options.cwd or os.getcwd()

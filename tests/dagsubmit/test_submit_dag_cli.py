@@ -102,3 +102,16 @@ def test_flags_htcd_cannot_honour_are_refused(tmp_path: Path) -> None:
         proc = submit_dag(tmp_path, "-no_submit", *args, "d.dag")
         assert proc.returncode == 1 and message in proc.stderr, (args, proc.stderr)
         assert not (tmp_path / "d.dag.condor.sub").exists()
+
+
+def test_do_recurse_writes_the_subdags_submit_files_with_the_flags_passed_down(tmp_path: Path) -> None:
+    make_dag(tmp_path, "JOB A a.sub\nSUBDAG EXTERNAL S inner.dag DIR sub\nPARENT A CHILD S\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "sub" / "inner.dag").write_text("JOB X a.sub\n")
+    proc = submit_dag(tmp_path, "-no_submit", "-do_recurse", "-maxjobs", "2", "-notification", "Error", "d.dag")
+    assert proc.returncode == 0, proc.stderr
+    inner = (tmp_path / "sub" / "inner.dag.condor.sub").read_text()
+    assert "-Dag inner.dag " in inner and " -MaxJobs " not in inner, "only condor_submit_dag's deep flags go down"
+    assert " -notification Error " in inner and "notification = Error\n" in inner and " -update_submit" in inner
+    assert " -MaxJobs 2 " in (tmp_path / "d.dag.condor.sub").read_text()
