@@ -111,10 +111,17 @@ def test_dag_job_lifecycle(make_pool) -> None:
     assert lines(jobs / "signals.txt") == ["TERM"]
     assert sorted(pool.job_ids()) == sorted([f"{cluster}.0", f"{node_a}.0", f"{node_b}.0"]), "nodes left queued"
 
+    # htcd hold: the job's KillSig (SIGTERM: it sets no hold_kill_sig); released, it runs again
+    pool.htcd("hold", str(cluster))
+    wait_for(lambda: lines(jobs / "signals.txt") == ["TERM", "TERM"], 30, "SIGTERM for the hold")
+    wait_for(lambda: pool.job_attr(f"{cluster}.0", "JobStatus") == "5", 30, "the DAG job to be held")
+    pool.htcd("release", str(cluster))
+    wait_for(lambda: len(lines(jobs / "runs.txt")) == 4, 60, "the released DAG job to run again")
+
     # htcd rm: SIGUSR1 to the DAGMan; the schedd removes the node jobs once it has gone
     pool.htcd("rm", str(cluster))
     wait_for(lambda: pool.job_ids() == [], 60, "the DAG job and its nodes to leave the queue")
-    assert lines(jobs / "signals.txt") == ["TERM", "USR1"]
+    assert lines(jobs / "signals.txt") == ["TERM", "TERM", "USR1"]
     for node, own in ((node_a, "nodeA.log"), (node_b, "nodeB.log")):
         assert event_types(jobs / own)[-1] == 9 and event_types(nodes_log, node)[-1] == 9
     assert f"fired when job {cluster}.0 was removed" in (jobs / "nodeB.log").read_text()
