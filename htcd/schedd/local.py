@@ -166,7 +166,9 @@ class LocalJobs:
         schedd = self.schedd
         if schedd.stopping.is_set():
             return 0
-        idle = [j for j in self._live() if j.status == IDLE and not j.matched and not j.removing]
+        # (a job released while its last run is still ending waits for that run to be gone)
+        idle = [j for j in self._live() if j.status == IDLE and not j.matched and not j.removing
+                and j.id not in self.running]
         if not idle:
             return 0
         exprs = {u: self._start_expr(u)[1] for u in START_KNOB}
