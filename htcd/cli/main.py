@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "schedd": ("daemons", "run the schedd"),
     "startd": ("daemons", "run the startd"),
     "submit": ("submit", "submit jobs from a submit description file"),
+    "submit_dag": ("submit_dag", "check a DAG and submit the DAGMan job that runs it"),
     "q": ("q", "list jobs in the queue"),
     "history": ("history", "list jobs that left the queue, newest first"),
     "qedit": ("act", "set attributes of queued jobs"),
@@ -101,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         from htcd.cli.output import split_af_option
 
         sys.argv[1:] = split_af_option(sys.argv[1:])
+    if _wanted(sys.argv[1:]) == "submit_dag":  # condor_submit_dag's flags are case-insensitive
+        from htcd.cli.submit_dag import configure, normalize_argv
+
+        configure("submit_dag", Parser())  # (registers the flags normalize_argv knows)
+        sys.argv[1:] = normalize_argv(sys.argv[1:])
     parser, runners = build_parser()
     args, extra = parser.parse_known_args()
     if extra and (args.command not in TAKES_WORDS_ANYWHERE or any(e.startswith("-") for e in extra)):

@@ -14,12 +14,15 @@ from htcd.classad import ClassAd, unparse
 from htcd.cli import output
 
 STATUS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
+SCHEDULER_UNIVERSE = 7  # a DAG job (its node jobs name its cluster in DAGManJobId)
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     p.add_argument("targets", nargs="*", metavar="OWNER|CLUSTER|CLUSTER.PROC", help="restrict to these")
     p.add_argument("-nobatch", action="store_true", help="one line per job")
     p.add_argument("-batch", action="store_true", help="one line per batch (the default)")
+    p.add_argument("-dag", action="store_true",
+                   help="with -nobatch: node jobs under their DAG job, named by their node")
     output.add_output_arguments(p, "job ads")
     p.add_argument("-constraint", help="a ClassAd expression jobs must satisfy")
     p.add_argument("-totals", action="store_true", help="only the totals")
@@ -94,6 +97,8 @@ def _table(ads: list[ClassAd], args: argparse.Namespace) -> str:
         return run_table(ads)
     if args.hold:
         return hold_table(ads)
+    if args.nobatch and getattr(args, "dag", False) and not args.idle:
+        return nobatch_dag(ads)
     return nobatch(ads) if args.nobatch or args.idle else batch(ads)
 
 
@@ -144,7 +149,8 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # what the batch and -nobatch tables print
 TABLE_ATTRS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobBatchName", "Cmd", "Args", "Arguments",
                "ImageSize", "JobPrio", "RemoteWallClockTime", "JobCurrentStartDate", "RemoteHost",
-               "HoldReason", "EnteredCurrentStatus"]
+               "HoldReason", "EnteredCurrentStatus", "JobUniverse", "DAGManJobId", "DAGNodeName", "DAG_NodesTotal",
+               "DAG_NodesDone"]
 
 
 def _af_fast(chunk: list[dict[str, str]], attrs: list[str]) -> str:
@@ -214,15 +220,57 @@ def _per_job(ads: list[ClassAd], header: str, rest: Callable[[ClassAd], str]) ->
     return "\n".join(lines) + "\n"
 
 
-def nobatch(ads: list[ClassAd]) -> str:
+def _nobatch_rest(ad: ClassAd) -> str:
     from htcd.cli.output import duration, short_date
 
-    def rest(ad: ClassAd) -> str:
-        size = float(ad.get_value("ImageSize", 0) or 0) / 1024.0
-        return (f"{short_date(ad.get_value('QDate', 0) or 0)} {duration(_run_time(ad)):>12} "
-                f"{STATUS.get(ad.get_value('JobStatus'), '?'):<2} {ad.get_value('JobPrio', 0) or 0:<3} "
-                f"{size:4.1f} {_cmd(ad)}")
-    return _per_job(ads, " ID      OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD", rest)
+    size = float(ad.get_value("ImageSize", 0) or 0) / 1024.0
+    return (f"{short_date(ad.get_value('QDate', 0) or 0)} {duration(_run_time(ad)):>12} "
+            f"{STATUS.get(ad.get_value('JobStatus'), '?'):<2} {ad.get_value('JobPrio', 0) or 0:<3} "
+            f"{size:4.1f} {_cmd(ad)}")
+
+
+def nobatch(ads: list[ClassAd]) -> str:
+    return _per_job(ads, " ID      OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD", _nobatch_rest)
+
+
+def _dag_id(ad: ClassAd) -> int | None:
+    value = ad.get_value("DAGManJobId")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def nobatch_dag(ads: list[ClassAd]) -> str:
+    """``-nobatch -dag``: each DAG job followed by its node jobs, whose OWNER column is their node
+    name after `` |-`` (one more space of indent per level of nested DAG), as condor_q prints it.
+    A cluster's procs stay together (condor_q lists only a cluster's first proc under its DAG)."""
+    clusters = {ad.get_value("ClusterId") for ad in ads}
+    children: dict[int, list[ClassAd]] = {}
+    top: list[ClassAd] = []
+    for ad in ads:
+        parent = _dag_id(ad)
+        if parent is not None and parent in clusters and parent != ad.get_value("ClusterId"):
+            children.setdefault(parent, []).append(ad)
+        else:
+            top.append(ad)
+    lines = [" ID      OWNER/NODENAME   SUBMITTED     RUN_TIME ST PRI SIZE CMD"]
+    seen: set[int] = set()
+
+    def emit(ad: ClassAd, depth: int) -> None:
+        cid = ad.get_value("ClusterId")
+        node = ad.get_value("DAGNodeName")
+        if _dag_id(ad) is not None:
+            name = " " * depth + "|-" + (node if isinstance(node, str) else "")
+        else:
+            name = str(ad.get_value("Owner", ""))
+        lines.append(f"{cid:>4}.{ad.get_value('ProcId'):<3}  {name[:14]:<14} {_nobatch_rest(ad)}")
+        if isinstance(cid, int) and cid not in seen and ad is last_of_cluster.get(cid):
+            seen.add(cid)
+            for child in children.get(cid, []):
+                emit(child, depth + 1)
+
+    last_of_cluster = {ad.get_value("ClusterId"): ad for ad in ads}
+    for ad in top:
+        emit(ad, 0)
+    return "\n".join(lines) + "\n"
 
 
 def run_table(ads: list[ClassAd]) -> str:
@@ -243,29 +291,78 @@ def hold_table(ads: list[ClassAd]) -> str:
                                f"{ad.get_value('HoldReason') or ''}")
 
 
+def _batch_groups(ads: list[ClassAd]) -> dict[tuple[str, str], tuple[str, list[ClassAd]]]:
+    """Jobs by batch: a DAG (its DAG job with its node jobs, nested DAGs too), else the owner's
+    JobBatchName, else the cluster; in the order of their first job."""
+    by_cluster = {ad.get_value("ClusterId"): ad for ad in ads}
+
+    def root(ad: ClassAd) -> ClassAd:
+        seen = set()
+        while True:
+            parent = _dag_id(ad)
+            up = by_cluster.get(parent) if parent is not None else None
+            if up is None or parent in seen or parent == ad.get_value("ClusterId"):
+                return ad
+            seen.add(parent)
+            ad = up
+
+    groups: dict[tuple[str, str], tuple[str, list[ClassAd]]] = {}
+    for ad in ads:
+        top = root(ad)
+        owner = str(top.get_value("Owner", ""))
+        if top.get_value("JobUniverse") == SCHEDULER_UNIVERSE or _dag_id(ad) is not None:
+            bname = top.get_value("JobBatchName")
+            key = f"dag {top.get_value('ClusterId')}"
+            label = bname if isinstance(bname, str) else (
+                f"DAG: {top.get_value('ClusterId')}" if top.get_value("JobUniverse") == SCHEDULER_UNIVERSE
+                else f"NODE: {ad.get_value('DAGNodeName')}")
+            groups.setdefault((owner, key), (str(label), []))[1].append(ad)
+            continue
+        bname = ad.get_value("JobBatchName")
+        label = str(bname) if isinstance(bname, str) else f"ID: {ad.get_value('ClusterId')}"
+        groups.setdefault((owner, "batch " + label), (label, []))[1].append(ad)
+    return groups
+
+
 def batch(ads: list[ClassAd]) -> str:
-    """One line per batch: jobs grouped by owner and JobBatchName (else cluster)."""
+    """One line per batch, as condor_q: jobs grouped by DAG, else by owner and JobBatchName (else
+    cluster).  For a DAG, RUN, IDLE and HOLD count its node jobs' procs (not DAG jobs), DONE and
+    TOTAL are the DAG jobs' DAG_NodesDone and DAG_NodesTotal (``_`` when DAGMan has not set them)."""
     from htcd.cli.output import short_date
 
-    groups: dict[tuple[str, str], list[ClassAd]] = {}
-    for ad in ads:
-        bname = ad.get_value("JobBatchName")
-        key = str(bname) if isinstance(bname, str) else f"ID: {ad.get_value('ClusterId')}"
-        groups.setdefault((str(ad.get_value("Owner", "")), key), []).append(ad)
     lines = ["OWNER BATCH_NAME    SUBMITTED   DONE   RUN    IDLE   HOLD  TOTAL JOB_IDS"]
-    for (owner, bname), members in groups.items():
-        st = [m.get_value("JobStatus") for m in members]
-        ids = [f"{m.get_value('ClusterId')}.{m.get_value('ProcId')}" for m in members]
-        job_ids = ids[0] if len(ids) == 1 else f"{ids[0]}-{ids[-1].split('.')[-1]}" \
-            if len({i.split('.')[0] for i in ids}) == 1 else f"{ids[0]} ... {ids[-1]}"
+    for (owner, _key), (bname, members) in _batch_groups(ads).items():
+        dags = [m for m in members if m.get_value("JobUniverse") == SCHEDULER_UNIVERSE]
+        is_dag = bool(dags) or any(_dag_id(m) is not None for m in members)
+        jobs = [m for m in members if m.get_value("JobUniverse") != SCHEDULER_UNIVERSE] if is_dag else members
+        st = [m.get_value("JobStatus") for m in jobs]
+        ids = [f"{m.get_value('ClusterId')}.{m.get_value('ProcId')}" for m in jobs]
+        if not ids:
+            job_ids = ""
+        elif len(ids) == 1:
+            job_ids = ids[0]
+        elif len({i.split('.')[0] for i in ids}) == 1:
+            job_ids = f"{ids[0]}-{ids[-1].split('.')[-1]}"
+        else:
+            job_ids = f"{ids[0]} ... {ids[-1]}"
 
         def col(n: int) -> str:
             return str(n) if n else "_"
 
+        if is_dag:
+            done = sum(_int(d.get_value("DAG_NodesDone")) for d in dags)
+            total = sum(_int(d.get_value("DAG_NodesTotal")) for d in dags)
+        else:
+            done, total = st.count(4), len(members)
         qdate = min(m.get_value("QDate", 0) or 0 for m in members)
-        lines.append(f"{owner} {bname:<13} {short_date(qdate)} {col(st.count(4)):>6} {col(st.count(2)):>5} "
-                     f"{col(st.count(1)):>7} {col(st.count(5)):>6} {len(members):>6} {job_ids}")
+        lines.append(f"{owner} {bname:<13} {short_date(qdate)} {col(done):>6} {col(st.count(2)):>5} "
+                     f"{col(st.count(1) + st.count(7)):>7} {col(st.count(5)):>6} {col(total) if is_dag else total:>6} "
+                     f"{job_ids}".rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def totals_line(who: str, st: dict[int, int]) -> str:

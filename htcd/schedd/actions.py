@@ -13,6 +13,7 @@ from htcd.schedd import ownership, query, userlog
 from htcd.schedd.attrcheck import check_edit
 from htcd.schedd.events import EventBatch
 from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Cluster, Job, has_accounting_group
+from htcd.schedd.local import LocalShadow
 from htcd.schedd.queue import JobId, update_procs
 from htcd.schedd.shadow import Shadow
 from htcd.wire.errors import CommandError
@@ -199,7 +200,8 @@ class JobActions:
             schedd.store.persist(job)
             # WantGracefulRemoval: the soft kill and the vacate time, as for an eviction; else SIGKILL
             graceful = job.text("WantGracefulRemoval") is not None and job.get("WantGracefulRemoval") is True
-            schedd.spawn(shadow.kill(graceful=graceful) if isinstance(shadow, Shadow) else shadow.kill(),
+            schedd.spawn(shadow.kill(graceful=graceful) if isinstance(shadow, Shadow)
+                         else shadow.kill("remove") if isinstance(shadow, LocalShadow) else shadow.kill(),
                          f"kill {job.id_text}")
             return "removing"
         schedd.set_status(job, REMOVED, RemoveReason=reason)
@@ -214,7 +216,8 @@ class JobActions:
             return f"not held: status {job.status}"
         shadow = schedd.shadows.get(job.id)
         if shadow is not None:
-            schedd.spawn(shadow.kill(), f"kill {job.id_text}")
+            schedd.spawn(shadow.kill("hold") if isinstance(shadow, LocalShadow) else shadow.kill(),
+                         f"kill {job.id_text}")
         schedd.lifecycle.hold(job, reason, code=code)
         return "held"
 

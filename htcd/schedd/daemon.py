@@ -17,6 +17,7 @@ from typing import Any
 from htcd.classad import ClassAd
 from htcd.daemon import Daemon
 from htcd.errors import UserError
+from htcd.schedd import dagjobs
 from htcd.schedd.actions import JobActions
 from htcd.schedd.ads import ScheddAds
 from htcd.schedd.alive import KeepAlive
@@ -156,6 +157,7 @@ class Schedd(Daemon):
         """The job leaves the queue: gone from memory now, from the disk with the next commits."""
         self.store.left(job)
         if self.jobs.pop(job.id, None) is not None:
+            dagjobs.remove_node_jobs(self, job)
             self.counters.remove(job.owner, job.status)
             job.cluster.live -= 1
             job.cluster.idle -= job.status == IDLE

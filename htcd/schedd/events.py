@@ -52,20 +52,43 @@ class EventLogs:
         return ids
 
     def targets(self, job: Job) -> list[str]:
-        path = job.get("UserLog")
-        targets = [p for p in (path if isinstance(path, str) else None, self.schedd.config.get("EVENT_LOG")) if p]
+        """The job's own log, a DAG node's nodes log (DAGManNodesLog, which its DAGMan follows),
+        and the EVENT_LOG."""
+        path, nodes = job.get("UserLog"), job.get("DAGManNodesLog")
+        targets = [p for p in (path if isinstance(path, str) else None, nodes if isinstance(nodes, str) else None,
+                               self.schedd.config.get("EVENT_LOG")) if p]
         iwd = str(job.get("Iwd", "") or "")
-        return [t if os.path.isabs(t) else os.path.join(iwd, t) for t in targets]
+        full = [t if os.path.isabs(t) else os.path.join(iwd, t) for t in targets]
+        return list(dict.fromkeys(full))  # a node whose log is the nodes log gets each event once
+
+    def _for_target(self, job: Job, full: str, text: str) -> str:
+        """The events of ``text`` that go to ``full``: all of them, except that the nodes log of a
+        job with DAGManNodesMask gets only the event numbers it lists (as HTCondor's schedd)."""
+        if "DAGManNodesMask" not in job.cluster.wire and "DAGManNodesMask" not in job.proc:
+            return text
+        nodes = job.get("DAGManNodesLog")
+        if not isinstance(nodes, str):
+            return text
+        iwd = str(job.get("Iwd", "") or "")
+        if full != (nodes if os.path.isabs(nodes) else os.path.join(iwd, nodes)):
+            return text
+        mask = userlog.event_mask(job.get("DAGManNodesMask"))
+        return text if mask is None else userlog.only_events(text, mask)
 
     def write(self, job: Job, text: str, targets: list[str] | None = None) -> None:
         if self.batch is not None:
             for full in targets if targets is not None else self.targets(job):
-                self.batch.events[(full, *self.owner_ids(job.owner))].append(text)
-                self.batch.count += 1
+                chosen = self._for_target(job, full, text)
+                if chosen:
+                    self.batch.events[(full, *self.owner_ids(job.owner))].append(chosen)
+                    self.batch.count += 1
             return
         for full in targets if targets is not None else self.targets(job):
+            chosen = self._for_target(job, full, text)
+            if not chosen:
+                continue
             try:
-                userlog.append(full, text, *self.owner_ids(job.owner))
+                userlog.append(full, chosen, *self.owner_ids(job.owner))
             except OSError as exc:
                 self.schedd.log.error("job %s: cannot write event log %s: %s", job.id_text, full, exc)
 

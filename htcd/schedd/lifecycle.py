@@ -234,8 +234,10 @@ class JobLifecycle:
                                  "RemoteWallClockTime": float(now - int(job.get("JobCurrentStartDate", now) or now))}
         if sig is None:
             attrs["ExitCode"] = int(result.get("exit_code") or 0)
-        else:
+            job.proc.pop("ExitSignal", None)
+        else:  # an earlier run's exit code must not decide this run's OnExitRemove
             attrs["ExitSignal"] = int(sig)
+            job.proc.pop("ExitCode", None)
         rss = attrs["ResidentSetSize"]
         if rss:
             attrs["ImageSize"] = max(rss, int(job.get("ImageSize", 0) or 0))

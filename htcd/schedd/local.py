@@ -38,6 +38,8 @@ START_KNOB = {"local": ("START_LOCAL_UNIVERSE", "TotalLocalJobsRunning < 200"),
 AD_PREFIX = {"local": "Local", "scheduler": "Scheduler"}
 HOLD_CODE_CANNOT_START = 6  # HTCondor's "the job could not be started" hold code
 DEFAULT_VACATE_SECONDS = 10  # KillSig to SIGKILL, when the job sets no JobMaxVacateTime
+CAUSE_SIGNAL = {"remove": "RemoveKillSig", "hold": "HoldKillSig"}
+SHUTDOWN_SECONDS = 10  # a schedd shutting down waits this long for its AP jobs to go after SIGTERM
 
 
 def ap_universe(job: Job) -> str | None:
@@ -56,18 +58,29 @@ class LocalShadow:
         self.slot_name = ""
         self.running: RunningJob | None = None
 
-    async def kill(self) -> None:
-        """Remove or hold: the job's KillSig, then SIGKILL after JobMaxVacateTime seconds."""
+    async def kill(self, cause: str = "") -> None:
+        """Remove (``cause`` "remove": RemoveKillSig), hold ("hold": HoldKillSig) or any other
+        stop: the job's KillSig when it names no signal for the cause, as HTCondor's schedd;
+        then SIGKILL after JobMaxVacateTime seconds."""
         running = self.running
         if running is None:
             return
-        running.signal(jobenv.kill_signal(self.job.get("KillSig")))
+        running.signal(stop_signal(self.job, cause))
         grace = self.job.get("JobMaxVacateTime")
         grace = grace if isinstance(grace, int) and not isinstance(grace, bool) else DEFAULT_VACATE_SECONDS
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(running.wait(), max(0, grace))
             return
         running.kill()
+
+
+def stop_signal(job: Job, cause: str) -> int:
+    """The signal that stops an AP job for ``cause``: RemoveKillSig or HoldKillSig when the job
+    sets it, else KillSig (SIGTERM when unset)."""
+    attr = CAUSE_SIGNAL.get(cause)
+    if attr is not None and isinstance(job.get(attr), (str, int)) and str(job.get(attr)).strip():
+        return jobenv.kill_signal(job.get(attr))
+    return jobenv.kill_signal(job.get("KillSig"))
 
 
 class LocalJobs:
@@ -153,7 +166,9 @@ class LocalJobs:
         schedd = self.schedd
         if schedd.stopping.is_set():
             return 0
-        idle = [j for j in self._live() if j.status == IDLE and not j.matched and not j.removing]
+        # (a job released while its last run is still ending waits for that run to be gone)
+        idle = [j for j in self._live() if j.status == IDLE and not j.matched and not j.removing
+                and j.id not in self.running]
         if not idle:
             return 0
         exprs = {u: self._start_expr(u)[1] for u in START_KNOB}
@@ -197,6 +212,11 @@ class LocalJobs:
         env = jobenv.environment(job.get("Environment"), job.get("Env"))
         env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
         env["_CONDOR_JOB_IWD"] = iwd
+        if ap_universe(job) == "scheduler":  # as HTCondor's schedd: a DAGMan finds its own id and this schedd
+            env["CONDOR_ID"] = job.id_text
+            address_file = self.schedd.config.get("SCHEDD_ADDRESS_FILE")
+            if address_file and self.schedd.config.get_bool("USE_LOCAL_SCHEDD_FOR_SCHEDULER_UNIVERSE", True):
+                env["_CONDOR_SCHEDD_ADDRESS_FILE"] = address_file
         cmd = str(job.get("Cmd", "") or "")
         return JobContext(job_ad=job.ad, sandbox=iwd, executable=cmd if os.path.isabs(cmd) else os.path.join(iwd, cmd),
                           arguments=jobenv.arguments(job.get("Arguments"), job.get("Args")), environment=env,
@@ -231,10 +251,16 @@ class LocalJobs:
                      running.pgid)
             try:
                 status = await running.wait()
-            except asyncio.CancelledError:  # the schedd is stopping: the job goes with it
-                running.kill()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(running.wait()), 5)
+            except asyncio.CancelledError:  # the schedd is stopping: SIGTERM (a DAGMan leaves its nodes
+                # queued for the next start), SIGKILL after a while; the job stays RUNNING in the queue
+                # and is started again when the schedd starts again
+                running.signal(signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(asyncio.shield(running.wait()), SHUTDOWN_SECONDS)
+                except Exception:
+                    running.kill()
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(asyncio.shield(running.wait()), 5)
                 raise
             finally:
                 if running.pgid:  # renters clean up: nothing the job started outlives it

@@ -182,6 +182,28 @@ def information_attrs(job: Mapping[str, str], extra: Sequence[str] = ()) -> dict
     return {name: job[name] for name in dict.fromkeys(wanted) if name in job}
 
 
+def event_mask(value: object) -> frozenset[int] | None:
+    """DAGManNodesMask (``"0,1,2,4,5"``): the event numbers a nodes log gets; None: all."""
+    if not isinstance(value, str):
+        return None
+    numbers = [w.strip() for w in value.split(",") if w.strip()]
+    if not numbers or not all(w.isdigit() for w in numbers):
+        return None
+    return frozenset(int(w) for w in numbers)
+
+
+def only_events(text: str, mask: frozenset[int]) -> str:
+    """The events of ``text`` (each ending with its ``...`` line) whose number is in ``mask``."""
+    out = []
+    for event in text.split("...\n"):
+        if not event.strip():
+            continue
+        head = event.lstrip()[:3]
+        if head.isdigit() and int(head) in mask:
+            out.append(event + "...\n")
+    return "".join(out)
+
+
 def append(path: str, text: str, uid: int | None = None, gid: int | None = None) -> None:
     """Append one event; a new file is given to the job's owner when we can."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

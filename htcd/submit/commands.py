@@ -17,7 +17,13 @@ from htcd.submit.exprcheck import check_expr
 from htcd.submit.names import spellings
 from htcd.submit.predefined import default_arch, default_opsys
 from htcd.submit.quoting import is_new_syntax, join_canonical, parse_environment, quote, split_new_syntax
-from htcd.submit.unsupported import CONTAINER_URL, REFUSED_UNIVERSES, REFUSED_WHEN_TRUE, WARNED_WHEN_TRUE
+from htcd.submit.unsupported import (
+    AP_ONLY,
+    CONTAINER_URL,
+    REFUSED_UNIVERSES,
+    REFUSED_WHEN_TRUE,
+    WARNED_WHEN_TRUE,
+)
 
 UNIVERSES: dict[str, int] = {
     "vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11, "local": 12,
@@ -60,6 +66,8 @@ KNOWN_COMMANDS: frozenset[str] = frozenset({
     *jobpolicy.COMMANDS,
     "shell", "skip_filechecks", "concurrency_limits_expr", "transfer_input", "transfer_output", "transfer_error",
     "batch_id", "project_name", "cluster", "process", "image_size", "disk_usage",
+    # a DAG's node jobs (written by the DAGMan job) and the DAG job itself
+    "dagman_job_id", "dag_node_name", "dagman_log", "remove_kill_sig", "hold_kill_sig",
     # refused only when true (htcd/submit/unsupported.py)
     "encrypt_execute_directory",
 })
@@ -691,6 +699,15 @@ class Translator:
         got = self.first("kill_sig")
         if got is not None:
             self.ad["KillSig"] = quote(signal_name(got[0], self.fail, got[1]))
+        for cmd, attr in (("remove_kill_sig", "RemoveKillSig"), ("hold_kill_sig", "HoldKillSig")):
+            got = self.first(cmd)
+            if got is None:
+                continue
+            if self.universe not in ("scheduler", "local"):
+                raise self.fail(f"{cmd}: htcd cannot honour this command in the {self.universe} universe: "
+                                f"{AP_ONLY[cmd]} (only scheduler and local universe jobs get it)", got[1])
+            self._set_signal(attr, cmd, got)
+        self._dag_node()
         got = self.first("job_ad_information_attrs")
         if got is not None:
             self.ad["JobAdInformationAttrs"] = quote(got[0])
@@ -700,6 +717,26 @@ class Translator:
         got = self.first("rank")
         if got is not None:
             self.ad["Rank"] = self.expr("Rank", got[0], got[1])
+
+    def _set_signal(self, attr: str, cmd: str, got: tuple[str, int]) -> None:
+        try:
+            self.ad[attr] = quote(signal_name(got[0], self.fail, got[1]))
+        except SubmitError:
+            raise self.fail(f"{cmd}: invalid signal {got[0]!r}", got[1]) from None
+
+    def _dag_node(self) -> None:
+        """The attributes that make a job a DAG's node: its DAG job, its node, the nodes log."""
+        got = self.first("dagman_job_id")
+        if got is not None:
+            if not re.fullmatch(r"\d+", got[0].strip()):
+                raise self.fail(f"dagman_job_id must be a cluster id (a whole number), not {got[0]!r}", got[1])
+            self.ad["DAGManJobId"] = str(int(got[0]))
+        got = self.first("dag_node_name")
+        if got is not None:
+            self.ad["DAGNodeName"] = quote(got[0])
+        got = self.first("dagman_log")
+        if got is not None:
+            self.ad["DAGManNodesLog"] = quote(full_path(self.iwd, got[0]))
 
     def _config_attrs(self) -> None:
         """SUBMIT_ATTRS / SUBMIT_EXPRS: configuration values every job gets (the submit file wins)."""

@@ -28,7 +28,6 @@ _RETRY_REQUEST = "htcd does not resubmit a job with a bigger request after it ru
 _CONTAINER = "htcd's container support runs the image as it is: no service ports, target directory or " \
              "shared image cache"
 _NOOP = "htcd does not fake job runs"
-_DAGMAN = "htcd has no DAGMan"
 
 # command (lower case) -> why htcd refuses it, whatever its value
 REFUSED: dict[str, str] = {
@@ -60,10 +59,10 @@ REFUSED: dict[str, str] = {
                                            "max_transfer_output_mb", "skip_if_dataflow")},
     **{name: _ENCRYPT for name in ("encrypt_input_files", "encrypt_output_files", "dont_encrypt_input_files",
                                    "dont_encrypt_output_files")},
-    **{name: _LOG for name in ("log_xml", "ulog_execute_attrs", "dagman_log")},
+    **{name: _LOG for name in ("log_xml", "ulog_execute_attrs")},
     **{name: _SLOT for name in ("keep_claim_idle", "next_job_start_delay", "max_job_retirement_time",
                                 "periodic_vacate")},
-    **{name: _SIGNALS for name in ("hold_kill_sig", "remove_kill_sig", "kill_sig_timeout")},
+    "kill_sig_timeout": _SIGNALS,
     **{name: _GPU for name in ("require_gpus", "gpus_minimum_capability", "gpus_maximum_capability",
                                "gpus_minimum_memory", "gpus_minimum_runtime", "cuda_version")},
     **{name: _RETRY_REQUEST for name in ("retry_request_memory", "retry_request_memory_increase",
@@ -71,8 +70,6 @@ REFUSED: dict[str, str] = {
     **{name: _CONTAINER for name in ("container_service_names", "container_target_dir", "container_is_common",
                                      "transfer_container", "mount_under_scratch", "docker_override_entrypoint")},
     **{name: _NOOP for name in ("noop_job", "noop_job_exit_code", "noop_job_exit_signal")},
-    "dagman_job_id": _DAGMAN,
-    "dag_node_name": _DAGMAN,
     "output_directory": "htcd puts a job's output in its initial directory (use initialdir or "
                         "transfer_output_remaps)",
     "interactive_executable": "htcd has no interactive jobs (condor_submit -interactive)",
@@ -119,6 +116,10 @@ WARNED_WHEN_TRUE: dict[str, str] = {
 # container_image with a URL other than docker://: the execute point would have to fetch it with a
 # transfer plugin, and htcd's slots offer none (no HasFileTransferPluginMethods to match).
 CONTAINER_URL = "htcd's execute points fetch only docker:// images and .sif files sent with the job"
+
+# Commands htcd honours only for the jobs the access point runs itself (scheduler and local
+# universe): there the schedd sends the signal; an execute point's starter has no signal per cause.
+AP_ONLY: dict[str, str] = {name: _SIGNALS for name in ("hold_kill_sig", "remove_kill_sig")}
 
 # Universes condor_submit knows that htcd cannot run (unless a plugin registers one of the name).
 REFUSED_UNIVERSES: dict[str, str] = {
