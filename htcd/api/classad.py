@@ -115,19 +115,15 @@ class ExprTree:
 def _python(expr: Expr, ad: _BaseAd) -> Any:
     """classad2's rule: a literal (a list or nested ad of literals included) as its value, any
     other expression as an ExprTree."""
-    if expr.is_literal():
-        return _from_htcd(expr.const_value())
-    if _constant(expr):
-        return _from_htcd(expr.eval(ad))
-    return ExprTree(expr)
-
-
-def _constant(expr: Expr) -> bool:
     from htcd.classad.nodes import AdExpr, ListExpr
 
+    if expr.is_literal():
+        return _from_htcd(expr.const_value())
     if isinstance(expr, ListExpr):
-        return all(x.is_literal() or _constant(x) for x in expr.items)
-    return isinstance(expr, AdExpr)
+        return [_python(x, ad) for x in expr.items]
+    if isinstance(expr, AdExpr):
+        return _from_htcd(expr.eval(ad))
+    return ExprTree(expr)
 
 
 class ClassAd(_BaseAd):

@@ -19,9 +19,13 @@ LOCATION_ATTRS = ["MyType", "Name", "Machine", "MyAddress", "AddressV1", "Condor
 
 class Collector:
     """The pool's collector: ``pool`` names another one (``host[:port]``, or a list of them,
-    tried in turn as COLLECTOR_HOST lists them); default the config's COLLECTOR_HOST."""
+    tried in turn as COLLECTOR_HOST lists them); default the config's COLLECTOR_HOST.
+    Security comes from the config, as for every htcd tool (``security`` must stay None)."""
 
-    def __init__(self, pool: str | list[str] | tuple[str, ...] | None = None) -> None:
+    def __init__(self, pool: str | list[str] | tuple[str, ...] | None = None, security: object = None) -> None:
+        if security is not None:
+            raise HTCondorException("htcd.api takes its security settings from the config (SEC_CLIENT_*); "
+                                    "it has no SecurityContext")
         if pool is not None and not isinstance(pool, (str, list, tuple)):
             raise TypeError("pool must be a string or a list of strings")
         self._pool = None if pool is None else (pool if isinstance(pool, str) else ", ".join(pool))

@@ -138,6 +138,8 @@ def _body_attrs(kind: int, text: str, lines: list[str], ad: ClassAd, where: str)
                 ad[f"{m.group(2)}{m.group(3)}Usage"] = m.group(1)
             elif m := _BYTES.match(b):
                 ad[("Total" if m.group(2) == "Total" else "") + m.group(3) + "Bytes"] = float(m.group(1))
+            elif kind == 4 and b and not b.startswith("("):
+                ad["Reason"] = b  # why the job was evicted, after the figures
     elif kind == 22:
         ad["EventDescription"] = text
         if body:
@@ -155,10 +157,11 @@ def _body_attrs(kind: int, text: str, lines: list[str], ad: ClassAd, where: str)
             elif k == "starter address":
                 ad["StarterAddr"] = v.strip()
     elif kind == 24:
+        ad["EventDescription"] = "Job reconnect impossible: rescheduling job"  # what HTCondor's reader sets
         if body:
             ad["Reason"] = body[0]
         for b in body:
-            if m := re.match(r"Can not reconnect to (\S+)", b):
+            if m := re.match(r"Can not reconnect to ([^,\s]+)", b):
                 ad["StartdName"] = m.group(1)
     elif kind == 28:
         try:

@@ -41,7 +41,7 @@ class SubmitResult:
     """What a submit made: the cluster, its first proc, how many procs, the cluster ad."""
 
     def __init__(self, clusterID: int, procID: int, num_procs: int, clusterAd: ClassAd,
-                 spooled_proc_ads: list[dict[str, str]] | None = None) -> None:
+                 spooled_proc_ads: list[dict[str, str]] | None) -> None:
         self._cluster = clusterID
         self._first_proc = procID
         self._num_procs = num_procs
@@ -116,7 +116,8 @@ class Schedd:
     """A schedd: this host's (the default), or the one a location ad from
     :meth:`Collector.locate` names."""
 
-    def __init__(self, location_ad: ClassAd | None = None) -> None:
+    def __init__(self, location: ClassAd | None = None) -> None:
+        location_ad = location
         cfg = config()
         if location_ad is None:
             with reported():
@@ -205,7 +206,7 @@ class Schedd:
     # -- query
     def query(self, constraint: str | ExprTree = "True", projection: list[str] | None = None,
               callback: Callable[[ClassAd], Any] | None = None, limit: int = -1,
-              opts: QueryOpt = QueryOpt.Default) -> list[Any]:
+              opts: QueryOpt = QueryOpt.Default) -> list[ClassAd]:
         """The job ads matching ``constraint`` (only the ``projection`` attributes, when given),
         in (cluster, proc) order, at most ``limit``; ``callback`` replaces each ad by what it
         returns (None drops it)."""
@@ -280,9 +281,13 @@ class Schedd:
                 raise HTCondorException(f"cannot reach the schedd: {exc}") from None
         return dict(reply["results"])
 
-    def edit(self, job_spec: JobSpec, attr: str, value: str | ExprTree | int | float | bool) -> int:
+    def edit(self, job_spec: JobSpec, attr: str, value: str | ExprTree | int | float | bool, flags: int = 0) -> int:
         """Set ``attr`` to ``value`` (ClassAd expression text, or an ExprTree or Python value) in
-        the selected jobs; how many jobs were changed."""
+        the selected jobs; how many jobs were changed.  Every edit is one transaction, and
+        always logged: ``flags`` (htcondor2's TransactionFlag) other than 0 are refused."""
+        if int(flags) != 0:
+            raise HTCondorException(f"htcd's schedd takes no transaction flags (got {int(flags)}): "
+                                    "every edit is logged, as with TransactionFlag.Default")
         ids, constraint = job_selection(job_spec)
         if isinstance(value, str):
             text = value

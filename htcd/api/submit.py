@@ -143,7 +143,7 @@ class Submit(MutableMapping[str, str]):
             raise TypeError("args must be a string")
         self._qargs = _QUEUE_WORD.sub("", args, count=1).strip() if is_queue(args.strip()) else args.strip()
 
-    def itemdata(self, qargs: str | None = None) -> Iterator[dict[str, str]] | Iterator[str]:
+    def itemdata(self, qargs: str | None = None) -> Iterator[str] | Iterator[dict[str, str]]:
         """The items of the queue statement (``qargs``, default this description's): dicts of
         variable -> value, or strings when the statement names no variable."""
         text = self.getQArgs() if qargs is None else qargs
