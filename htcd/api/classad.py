@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any, cast
+from typing import Any
 
 from htcd.classad import ERROR, UNDEFINED, ClassAdSyntaxError, Expr, parse_expr
 from htcd.classad import ClassAd as _BaseAd
@@ -128,9 +128,23 @@ def _python(expr: Expr, ad: _BaseAd) -> Any:
 
 class ClassAd(_BaseAd):
     """A ClassAd (classad2's ``ClassAd``): a case-insensitive mapping of attribute names to
-    Python values or ExprTrees; built from new-syntax text, a dict, or nothing."""
+    Python values or ExprTrees; built from new-syntax text, a dict, or nothing.
 
-    __slots__ = ()
+    An ad from the schedd or collector keeps the wire form (name -> expression text) as it came
+    and builds its attribute table only when something needs it (a query of 100,000 jobs makes
+    100,000 ads): reading a plain number, string or boolean by its exact name needs none."""
+
+    __slots__ = ("_wire",)
+    _wire: Mapping[str, str]
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "_attrs":
+            raise AttributeError(name)
+        wire = object.__getattribute__(self, "_wire")  # AttributeError when not from the wire
+        built = _BaseAd.from_wire(wire)._attrs
+        self._attrs = built
+        del self._wire
+        return built
 
     def __init__(self, input: str | Mapping[str, Any] | None = None) -> None:
         if isinstance(input, str):
@@ -144,6 +158,14 @@ class ClassAd(_BaseAd):
             self[k] = v
 
     def __getitem__(self, key: str) -> Any:  # classad2 gives values, not trees
+        try:
+            text = self._wire[key]
+        except (AttributeError, KeyError):
+            pass
+        else:
+            value = _plain(text)
+            if value is not None:
+                return value
         try:
             expr = super().__getitem__(key)
         except ClassAdSyntaxError as exc:
@@ -207,7 +229,25 @@ class ClassAd(_BaseAd):
 
 def from_wire(wire: Mapping[str, str]) -> ClassAd:
     """An ad from the wire form (name -> expression text), parsed lazily."""
-    return cast(ClassAd, ClassAd.from_wire(wire))
+    ad = ClassAd.__new__(ClassAd)
+    ad._wire = wire
+    ad._parent = None
+    return ad
+
+
+def _plain(text: str) -> int | str | bool | None:
+    """The value of expression text that is a plain integer, string or boolean (None otherwise)."""
+    n = len(text)
+    if 0 < n < 19 and text.isdigit() and text.isascii() and (n == 1 or text[0] != "0"):
+        return int(text)
+    if n >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text and text.count('"') == 2:
+        return text[1:-1]
+    low = text.lower()
+    if low == "true":
+        return True
+    if low == "false":
+        return False
+    return None
 
 
 def quote(input: str) -> str:
