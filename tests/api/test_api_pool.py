@@ -193,3 +193,23 @@ def test_param(api, api_pool: Pool) -> None:  # type: ignore[no-untyped-def]
     assert htcondor2.param["NUM_CPUS"] == SLOTS  # an int knob comes back as an int
     assert htcondor2.param.get("NO_SUCH_KNOB_AT_ALL") is None
     assert "LOCAL_DIR" in htcondor2.param and "NO_SUCH_KNOB_AT_ALL" not in htcondor2.param
+
+
+def test_spool_and_retrieve(api, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Jobs submitted with spool=True wait for their input; spool() sends it, retrieve() fetches
+    the output into the submit directory once they completed."""
+    htcondor2 = api
+    (tmp_path / "in.txt").write_text("spooled input\n")
+    schedd = htcondor2.Schedd()
+    sub = htcondor2.Submit({"executable": "/bin/cat", "arguments": "in.txt", "transfer_input_files": "in.txt",
+                            "should_transfer_files": "yes", "output": "out-$(ProcId).txt"})
+    result = schedd.submit(sub, count=2, spool=True)
+    cid = result.cluster()
+    schedd.spool(result)
+    wait_for(lambda: [a["JobStatus"] for a in schedd.query(f"ClusterId == {cid}", ["JobStatus"])] == [4, 4],
+             60, "the spooled jobs to complete")
+    assert not (tmp_path / "out-0.txt").exists()  # the output waits in the spool
+    schedd.retrieve(f"ClusterId == {cid}")
+    assert (tmp_path / "out-0.txt").read_text() == (tmp_path / "out-1.txt").read_text() == "spooled input\n"
+    with pytest.raises(htcondor2.HTCondorException, match="not submitted with spool=True"):
+        schedd.spool(schedd.submit(htcondor2.Submit(executable="/bin/true", hold="true")))
