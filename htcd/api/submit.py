@@ -79,7 +79,8 @@ class Submit(MutableMapping[str, str]):
             if setting is None:
                 self._lines.append((None, line, ""))
             else:
-                self[_key_name(setting.name)] = setting.value
+                written = line.partition("=")[0].strip()  # "My.x" keeps its spelling, "+x" is "MY.x"
+                self[written if written.lower().startswith("my.") else _key_name(setting.name)] = setting.value
 
     # -- the mapping
     def _find(self, key: str) -> int:

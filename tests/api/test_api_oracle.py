@@ -30,7 +30,7 @@ METHODS = {
 }
 ENUMS = ["JobAction", "AdType", "DaemonType", "JobEventType", "JobStatus", "QueryOpt"]
 SUBMITS: list[dict[str, Any]] = [
-    {"input": "executable = /bin/echo\narguments = $(x) $(Cluster).$(Process)\n+Bar = 2\nqueue 2 x in (a, b)\n",
+    {"input": "executable = /bin/echo\narguments = $(x) $(Cluster).$(Process)\n+Bar = 2\nMy.Foo = 1\nqueue 2 x in (a, b)\n",
      "expand": ["arguments", "executable"]},
     {"input": {"executable": "/bin/sleep", "arguments": "5m", "output": "out-$(ProcId)"}, "expand": ["output"]},
     {"kwargs": {"executable": "/bin/sleep", "arguments": "1"}},
@@ -144,7 +144,7 @@ def test_submit_descriptions_match(wheel: dict[str, Any], tmp_path: Path, monkey
         if case.get("qargs") is not None:
             s.setQArgs(case["qargs"])
         assert "error" not in theirs, (case, theirs)
-        # htcondor2 prints "+Bar" as "MY.Bar", as htcd does.  It prints an item list on lines of
+        # htcondor2 prints "+Bar" as "MY.Bar" and keeps "My.Foo", as htcd does.  It prints an item list on lines of
         # their own as its first line only ("queue a,b from ("): htcd prints it whole
         if theirs["str"].endswith(" from (\n"):
             assert str(s).startswith(theirs["str"]) and str(s).endswith("\n)\n"), case
