@@ -57,8 +57,9 @@ class Collector:
             raise HTCondorException("htcd's collector keeps no statistics levels per query; ask the daemon "
                                     "itself (htcd status -direct NAME -statistics)")
         name = AD_TYPE_NAMES.get(AdType(ad_type))
-        if name is None:
-            raise HTCondorException(f"htcd's collector keeps no {AdType(ad_type).name} ads")
+        if name is None:  # StartdPrivate: claim ids, which htcd's collector gives the negotiator only
+            raise HTCondorException(f"htcd.api does not query {AdType(ad_type).name} ads: htcd's collector "
+                                    "hands private startd ads to the negotiator only")
         return self._query(name, str(constraint) if constraint is not None else None, projection)
 
     def locate(self, daemon_type: DaemonType, name: str | None = None) -> ClassAd:

@@ -95,7 +95,7 @@ AD_TYPE_NAMES = {
     AdType.Master: "DaemonMaster", AdType.Submitter: "Submitter", AdType.Collector: "Collector",
     AdType.Negotiator: "Negotiator", AdType.Any: "Any", AdType.Generic: "Generic", AdType.Credd: "CredD",
     AdType.HAD: "HAD", AdType.License: "License", AdType.Grid: "Grid", AdType.Defrag: "Defrag",
-    AdType.Accounting: "Accounting", AdType.Placementd: "Placementd", AdType.StartdPrivate: "MachinePrivate",
+    AdType.Accounting: "Accounting", AdType.Placementd: "Placementd",
 }
 
 #: The collector's MyType of each daemon type (``Collector.locate``).

@@ -15,7 +15,7 @@ from typing import Any
 from htcd.errors import UserError
 from htcd.submit import SubmitDescription, parse_submit
 from htcd.submit.macros import Expander, MacroError
-from htcd.submit.parser import assignment, is_queue, logical_lines, parse_queue, split_row
+from htcd.submit.parser import assignment, is_queue, logical_lines, parse_queue, queue_rest, split_row
 from htcd.submit.predefined import predefined
 from htcd.submit.templates import TemplateSet
 
@@ -59,17 +59,10 @@ class Submit(MutableMapping[str, str]):
             if not line:
                 continue
             if is_queue(line):
-                rest = _QUEUE_WORD.sub("", line, count=1)
-                if rest.endswith("(") or rest.count("(") > rest.count(")"):
-                    body = []
-                    while i < len(lines) and not lines[i][1].startswith(")"):
-                        body.append(lines[i][1])
-                        i += 1
-                    if i >= len(lines):
-                        raise HTCondorException(f"{SOURCE}:{line_no}: queue statement: no closing ')' "
-                                                "for the item list")
-                    i += 1
-                    rest = rest + "\n" + "\n".join(body) + "\n)"
+                try:
+                    rest, i = queue_rest(lines, i, _QUEUE_WORD.sub("", line, count=1), line_no, SOURCE)
+                except UserError as exc:
+                    raise HTCondorException(str(exc)) from None
                 if self._qargs is not None:
                     raise HTCondorException(f"{SOURCE}:{line_no}: a Submit object holds one queue statement; "
                                             "this is the second (submit it with htcd submit instead)")

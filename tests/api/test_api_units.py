@@ -94,3 +94,19 @@ def test_param_types_values_as_htcondor2(tmp_path: Path, monkeypatch: pytest.Mon
     finally:
         monkeypatch.delenv("HTCD_CONFIG")
         api.reload_config()
+
+
+def test_queue_item_lists_over_several_lines() -> None:
+    s = api.Submit("x = 1\nqueue a from (\n  p\n  q\n)\ny = 2\n")
+    assert list(s.itemdata()) == [{"a": "p"}, {"a": "q"}] and s["y"] == "2"
+    with pytest.raises(api.HTCondorException, match=r"<htcd.api.Submit>:2: .*closing"):
+        api.Submit("x = 1\nqueue a from (\n  p\n")
+
+
+def test_what_htcd_cannot_do_is_refused_before_asking() -> None:
+    with pytest.raises(api.HTCondorException, match="StartdPrivate"):
+        api.Collector("127.0.0.1:1").query(api.AdType.StartdPrivate)
+    with pytest.raises(api.HTCondorException, match="statistics"):
+        api.Collector("127.0.0.1:1").query(api.AdType.Startd, statistics="All")
+    with pytest.raises(api.HTCondorException, match="SecurityContext"):
+        api.Collector(security=object())
