@@ -3,11 +3,11 @@ tests/api/examples/, only their import lines changed) run as scripts, then the A
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from pooltools import Pool
@@ -88,7 +88,7 @@ def test_submitting_and_managing_jobs_tutorial(api_pool: Pool, tmp_path: Path) -
 
 # -- the API in this process ---------------------------------------------------------------
 @pytest.fixture
-def api(api_pool: Pool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+def api(api_pool: Pool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     import htcd.api
 
     monkeypatch.setenv("HTCD_CONFIG", api_pool.env["HTCD_CONFIG"])
@@ -98,7 +98,7 @@ def api(api_pool: Pool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
     htcd.api.reload_config()
 
 
-def test_submit_query_act_edit(api) -> None:  # type: ignore[no-untyped-def]
+def test_submit_query_act_edit(api: ModuleType) -> None:
     htcondor2 = api
     schedd = htcondor2.Schedd()
     sub = htcondor2.Submit("executable = /bin/sleep\narguments = 300\nhold = true\nMy.Color = \"$(color)\"\n")
@@ -133,7 +133,7 @@ def test_submit_query_act_edit(api) -> None:  # type: ignore[no-untyped-def]
     assert len(hist) == 2 and all(h["JobStatus"] == 3 and "done with it" in h["RemoveReason"] for h in hist)
 
 
-def test_mistakes_are_exceptions_with_the_line(api) -> None:  # type: ignore[no-untyped-def]
+def test_mistakes_are_exceptions_with_the_line(api: ModuleType) -> None:
     htcondor2 = api
     schedd = htcondor2.Schedd()
     with pytest.raises(htcondor2.HTCondorException, match=r"<htcd.api.Submit>:2: RequestCpus: invalid ClassAd expression"):
@@ -146,7 +146,7 @@ def test_mistakes_are_exceptions_with_the_line(api) -> None:  # type: ignore[no-
         schedd.submit(htcondor2.Submit(executable="/bin/true"), itemdata=iter([{"a": "x y", "b": "1"}]))
 
 
-def test_job_event_log_follows_a_running_job(api) -> None:  # type: ignore[no-untyped-def]
+def test_job_event_log_follows_a_running_job(api: ModuleType) -> None:
     htcondor2 = api
     schedd = htcondor2.Schedd()
     result = schedd.submit(htcondor2.Submit({"executable": "/bin/sh", "arguments": "\"-c 'exit 3'\"",
@@ -167,7 +167,7 @@ def test_job_event_log_follows_a_running_job(api) -> None:  # type: ignore[no-un
     jel.close()
 
 
-def test_collector(api, api_pool: Pool) -> None:  # type: ignore[no-untyped-def]
+def test_collector(api: ModuleType, api_pool: Pool) -> None:
     htcondor2 = api
     coll = htcondor2.Collector()
     slots = coll.query(htcondor2.AdType.Startd, projection=["Name", "Cpus"])
@@ -179,15 +179,15 @@ def test_collector(api, api_pool: Pool) -> None:  # type: ignore[no-untyped-def]
     assert htcondor2.Schedd(schedd_ad).query("false") == []
     with pytest.raises(htcondor2.HTCondorException, match="Unable to locate"):
         coll.locate(htcondor2.DaemonType.Schedd, "no-such-schedd")
-    # a Collector for the pool named explicitly answers the same
-    collector_host = os.environ.get("HTCD_CONFIG") and api_pool.collector_ads("Collector", ["MyAddress"])
-    assert collector_host
-    address = collector_host[0]["MyAddress"].strip('"')
+    # a Collector for the pool named explicitly (host:port) answers the same
+    collectors = api_pool.collector_ads("Collector", ["MyAddress"])
+    assert collectors
+    address = collectors[0]["MyAddress"].strip('"')
     named = htcondor2.Collector(address.strip("<>").split("?")[0])
     assert len(named.query(htcondor2.AdTypes.Startd, projection=["Name"])) == SLOTS
 
 
-def test_param(api, api_pool: Pool) -> None:  # type: ignore[no-untyped-def]
+def test_param(api: ModuleType, api_pool: Pool) -> None:
     htcondor2 = api
     assert htcondor2.param["LOCAL_DIR"] == str(api_pool.local)
     assert htcondor2.param["NUM_CPUS"] == SLOTS  # an int knob comes back as an int
@@ -195,7 +195,7 @@ def test_param(api, api_pool: Pool) -> None:  # type: ignore[no-untyped-def]
     assert "LOCAL_DIR" in htcondor2.param and "NO_SUCH_KNOB_AT_ALL" not in htcondor2.param
 
 
-def test_spool_and_retrieve(api, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_spool_and_retrieve(api: ModuleType, tmp_path: Path) -> None:
     """Jobs submitted with spool=True wait for their input; spool() sends it, retrieve() fetches
     the output into the submit directory once they completed."""
     htcondor2 = api
