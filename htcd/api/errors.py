@@ -7,13 +7,10 @@ with the same message the command line would print."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypeVar
 
 from htcd.errors import UserError
-
-T = TypeVar("T")
 
 
 class HTCondorException(Exception):
@@ -31,8 +28,3 @@ def reported() -> Iterator[None]:
         yield
     except UserError as exc:
         raise HTCondorException(str(exc)) from None
-
-
-def guarded(fn: Callable[[], T]) -> T:
-    with reported():
-        return fn()

@@ -9,6 +9,7 @@ import os
 import pwd
 import re
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -174,9 +175,7 @@ class Schedd:
         except UserError as exc:
             raise HTCondorException(str(exc)) from None
         for warning in [*desc.warnings, *done.warnings]:
-            import warnings
-
-            warnings.warn(warning, stacklevel=2)
+            warnings.warn(warning, stacklevel=2)  # what htcd submit prints as WARNING: lines
         cluster_ad, procs = built[-1]
         result_ad = from_wire(cluster_ad)
         first = int(procs[0]["ProcId"]) if procs else 0
