@@ -142,6 +142,9 @@ def test_mistakes_are_exceptions_with_the_line(api: ModuleType) -> None:
         schedd.query("ClusterId ==")
     with pytest.raises(ValueError, match="mutually exclusive"):
         schedd.submit(htcondor2.Submit(executable="/bin/true"), count=2, queue="3")
+    with pytest.warns(UserWarning, match="Is it a typo"):  # htcd submit's WARNING: line
+        held = schedd.submit(htcondor2.Submit(executable="/bin/true", hold="true", exectuable="/bin/false"))
+    assert schedd.act(htcondor2.JobAction.Remove, held.cluster())["TotalSuccess"] == 1
     with pytest.raises(ValueError, match="only the last variable"):
         schedd.submit(htcondor2.Submit(executable="/bin/true"), itemdata=iter([{"a": "x y", "b": "1"}]))
 
