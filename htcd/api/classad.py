@@ -17,7 +17,7 @@ from htcd.classad import ClassAd as _BaseAd
 from htcd.classad import parse_old_ads as _parse_old_ads
 from htcd.classad.values import quote_string
 
-from .errors import ClassAdException
+from .errors import ClassAdException, HTCondorException
 
 __all__ = ["ClassAd", "ClassAdException", "ExprTree", "ParserType", "Value", "parseAds", "parseNext",
            "parseOne", "quote", "unquote"]
@@ -322,3 +322,18 @@ def parseOne(input: str, parser: ParserType = ParserType.Old) -> ClassAd:
     for ad in parseAds(input, parser):
         out.update(ad)
     return out
+
+
+def constraint_text(constraint: str | ExprTree | None) -> str | None:
+    """A constraint's text for the daemons; None for none at all ("true" or empty).  Text
+    that is no ClassAd expression is refused here, with the reason."""
+    if constraint is None:
+        return None
+    text = str(constraint).strip()
+    if not text or text.lower() == "true":
+        return None
+    try:
+        parse_expr(text)
+    except ClassAdSyntaxError as exc:
+        raise HTCondorException(f"bad constraint {text!r}: {exc}") from None
+    return text

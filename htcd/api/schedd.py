@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from htcd.classad import ClassAdSyntaxError, parse_expr, parse_old_ad, unparse
+from htcd.classad import ClassAdSyntaxError, parse_expr, unparse
 from htcd.client import schedd as schedd_client
 from htcd.client import spool as spooler
 from htcd.config import Config
@@ -22,7 +22,8 @@ from htcd.wire.address import Address
 from htcd.wire.authn import ClientSecurity
 from htcd.wire.errors import RemoteError, WireError
 
-from .classad import ClassAd, ExprTree, from_wire
+from . import history
+from .classad import ClassAd, ExprTree, constraint_text, from_wire
 from .config import config
 from .enums import JobAction, QueryOpt
 from .errors import HTCondorException, reported
@@ -98,19 +99,6 @@ def job_selection(job_spec: JobSpec) -> tuple[list[str], str | None]:
                              "ExprTree.") from None
         return [], job_spec
     raise TypeError("job_spec must be a list of job ids, a job id, a cluster id or a constraint")
-
-
-def _constraint_text(constraint: str | ExprTree | None) -> str | None:
-    if constraint is None:
-        return None
-    text = str(constraint).strip()
-    if not text or text.lower() == "true":
-        return None
-    try:
-        parse_expr(text)
-    except ClassAdSyntaxError as exc:
-        raise HTCondorException(f"bad constraint {text!r}: {exc}") from None
-    return text
 
 
 class Schedd:
@@ -226,7 +214,7 @@ class Schedd:
         if int(opts) not in (QueryOpt.Default, QueryOpt.DefaultMyJobsOnly):
             raise HTCondorException(f"htcd's schedd does not answer queries with {QueryOpt(opts)!r}: "
                                     "only QueryOpt.Default")
-        text = _constraint_text(constraint)
+        text = constraint_text(constraint)
         if int(opts) & QueryOpt.DefaultMyJobsOnly and text is None:
             text = f'Owner == "{pwd.getpwuid(os.geteuid()).pw_name}"'
         wanted = list(projection or [])
@@ -323,73 +311,7 @@ class Schedd:
         """Jobs that left the queue, newest first, from this host's HISTORY file (the schedd's
         own: htcd keeps it on the schedd's host); ``since``: stop at the job with this id
         (``"C.P"``) or completion time (int), or at the first job matching this expression."""
-        return list(self._history(constraint, projection, match, since))
-
-    def _history(self, constraint: str | ExprTree | None, projection: list[str] | None, match: int,
-                 since: int | str | ExprTree | None) -> Iterator[ClassAd]:
-        path = config().get("HISTORY")
-        if not path:
-            raise HTCondorException("no history: the HISTORY knob is empty, so completed jobs are not kept")
-        text = _constraint_text(constraint)
-        expr = parse_expr(text) if text else None
-        stop = _since(since)
-        n = 0
-        for ad in read_history(path):
-            if stop is not None and stop(ad):
-                return
-            if expr is not None and expr.eval(ad) is not True:
-                continue
-            out = ClassAd()
-            if projection:
-                for name in projection:
-                    if name in ad:
-                        out.set_expr(ad.name_of(name) or name, ad.expr_text(name))
-            else:
-                out.update(ad)
-            yield out
-            n += 1
-            if 0 < match <= n:
-                return
-
-
-def _since(since: int | str | ExprTree | None) -> Callable[[Any], bool] | None:
-    if since is None:
-        return None
-    if isinstance(since, int) and not isinstance(since, bool):
-        return lambda ad: int(ad.get_value("CompletionDate", 0) or 0) <= since
-    if isinstance(since, str) and _JOB_ID.fullmatch(since):
-        c, p = (int(x) for x in since.split("."))
-        return lambda ad: ad.get_value("ClusterId") == c and ad.get_value("ProcId") == p
-    try:
-        expr = parse_expr(str(since))
-    except ClassAdSyntaxError as exc:
-        raise HTCondorException(f"bad since expression {since!r}: {exc}") from None
-    return lambda ad: expr.eval(ad) is True
-
-
-def read_history(path: str) -> Iterator[Any]:
-    """The job ads of a history file and its rotated files, newest first.  The file is a run of
-    old-format ads each followed by a ``*** `` banner line (what htcd's schedd appends)."""
-    import glob
-
-    rotated = [p for p in glob.glob(glob.escape(path) + ".*") if p[len(path) + 1:][:1].isdigit()]
-    rotated.sort(key=lambda p: (os.stat(p).st_mtime_ns, p), reverse=True)
-    for p in [path, *rotated]:
-        try:
-            with open(p, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise HTCondorException(f"cannot read the history file {p}: {exc.strerror}") from None
-        records = re.split(r"(?m)^\*\*\* .*\n?", text)
-        complete = records[:-1]  # text after the last banner is a record still being written
-        for record in reversed(complete):
-            if record.strip():
-                try:
-                    yield parse_old_ad(record)
-                except ClassAdSyntaxError as exc:
-                    raise HTCondorException(f"{p}: a history record is no ClassAd: {exc}") from None
+        return list(history.matching(constraint, projection, match, since))
 
 
 def _act_result(results: Mapping[str, str]) -> ClassAd:
