@@ -15,7 +15,6 @@ from typing import Any
 
 from htcd.classad import ClassAdSyntaxError, parse_expr, unparse
 from htcd.client import schedd as schedd_client
-from htcd.client import spool as spooler
 from htcd.config import Config
 from htcd.errors import UserError
 from htcd.wire.address import Address
@@ -148,6 +147,9 @@ class Schedd:
         owner = pwd.getpwuid(os.geteuid()).pw_name
         built: list[tuple[dict[str, str], list[dict[str, str]]]] = []
 
+        if spool:
+            from htcd.client import spool as spooler  # file transfer code: loaded by spooling scripts only
+
         def build(cid: int) -> tuple[dict[str, str], list[dict[str, str]]]:
             cluster_ad, procs = desc.make_jobs(cid, submit_dir=submit_dir, owner=owner, qdate=int(time.time()),
                                                config_get=cfg.get)
@@ -172,6 +174,8 @@ class Schedd:
 
     def spool(self, result: SubmitResult) -> None:
         """Send the input files of jobs submitted with ``spool=True``; they start once they have them."""
+        from htcd.client import spool as spooler
+
         ads = result._spooled_proc_ads
         if ads is None:
             raise HTCondorException("these jobs were not submitted with spool=True")
@@ -182,6 +186,8 @@ class Schedd:
 
     def retrieve(self, job_spec: JobSpec) -> None:
         """Fetch the output of completed spooled jobs into the places their descriptions named."""
+        from htcd.client import spool as spooler
+
         ids, constraint = job_selection(job_spec)
         with self._client() as client, reported():
             done, skipped, _, _ = spooler.fetch(client.conn, ids, constraint)
