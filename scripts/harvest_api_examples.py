@@ -22,6 +22,7 @@ SOURCES = [
     ("eventlog_deadline.py", f"{DOCS}/api/version2/examples.rst", [1]),
     # every cell of the introduction
     ("htcondor_introduction.py", f"{DOCS}/tutorials/HTCondor-Introduction.ipynb", None),
+    ("advanced_schedd_interactions.py", f"{DOCS}/tutorials/Advanced-Schedd-Interactions.ipynb", None),
     # the tutorial's own walk-through, without its three exercises (code cells 20-25 are left for
     # the reader to complete and fail as written)
     ("submitting_and_managing_jobs.py", f"{DOCS}/tutorials/Submitting-and-Managing-Jobs.ipynb", list(range(20))),

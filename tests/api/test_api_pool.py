@@ -56,6 +56,21 @@ def test_eventlog_example_deadline_expires(api_pool: Pool, tmp_path: Path) -> No
     remove_all(api_pool)
 
 
+def test_advanced_schedd_interactions_tutorial(api_pool: Pool, tmp_path: Path) -> None:
+    """Ten held jobs, a query counting them, and the two newest jobs of the history (the
+    examples before this one left theirs there)."""
+    out = run_example(api_pool, "advanced_schedd_interactions.py", tmp_path)
+    lines = out.splitlines()
+    cluster = int(lines[0])
+    assert lines[1] == "10"
+    assert [j["JobStatus"] for j in queue(api_pool, f"ClusterId == {cluster}")] == ["5"] * 10
+    printed = "\n".join(lines[2:])
+    in_history = len(api_pool.htcd("history", "-af", "ClusterId").stdout.split())
+    assert in_history >= 1
+    assert printed.count("ClusterId = ") == min(2, in_history) and printed.count("JobStatus = 4") >= 1
+    remove_all(api_pool)
+
+
 def test_introduction_tutorial(api_pool: Pool, tmp_path: Path) -> None:
     out = run_example(api_pool, "htcondor_introduction.py", tmp_path)
     lines = out.splitlines()
