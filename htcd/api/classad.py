@@ -223,8 +223,10 @@ class ClassAd(_BaseAd):
         return self.to_new()
 
     def __str__(self) -> str:
-        lines = [f"    {name} = {self.expr_text(name)}" for name in self]
-        return "[\n" + ";\n".join(lines) + ("\n" if lines else "") + "]\n"
+        """classad2's long form: one attribute a line, indented; nested lists and ads stay on
+        their attribute's line."""
+        lines = [f"        {name} = {self.expr_text(name)}" for name in self]
+        return "\n    [\n" + "; \n".join(lines) + ("\n" if lines else "") + "    ]"
 
 
 def from_wire(wire: Mapping[str, str]) -> ClassAd:

@@ -19,6 +19,8 @@ import htcd.api as api
 from htcd.api import classad
 
 ORACLE = Path(__file__).parent / "wheel_oracle.py"
+#: harvested examples that need no pool: run on htcd.api here and on the wheel in the oracle
+POOL_FREE_EXAMPLES = [Path(__file__).parent / "examples" / "classads_introduction.py"]
 
 METHODS = {
     "Schedd": ["submit", "query", "act", "edit", "history", "spool", "retrieve"],
@@ -72,7 +74,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     log = tmp_path_factory.mktemp("log") / "events.log"
     log.write_text(event_log_text())
     request = {"api": METHODS, "enums": ENUMS, "submits": SUBMITS, "classads": CLASSADS, "eventlog": str(log),
-               "quote": QUOTES}
+               "quote": QUOTES, "scripts": [str(p) for p in POOL_FREE_EXAMPLES]}
     env = {**os.environ, "CONDOR_CONFIG": "/dev/null", "TZ": "UTC"}
     proc = subprocess.run([sys.executable, str(ORACLE)], input=json.dumps(request), capture_output=True,
                           text=True, env=env, timeout=120, cwd=tmp_path_factory.mktemp("cwd"))
@@ -213,3 +215,18 @@ def test_event_log_follows_appends_and_refuses_garbage(tmp_path: Path) -> None:
     jel.close()
     with pytest.raises(api.HTCondorException, match="cannot open"):
         api.JobEventLog(str(tmp_path / "missing.log"))
+
+
+def test_pool_free_examples_print_what_they_print_on_htcondor(wheel: dict[str, Any]) -> None:
+    """HTCondor's ClassAds tutorial, run as a script on htcd.api and on classad2 itself: the same
+    output line for line, but for the class names it prints (``type(expr)``)."""
+    import contextlib
+    import io
+
+    for path, theirs in zip(POOL_FREE_EXAMPLES, wheel["scripts"], strict=True):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            exec(compile(path.read_text(), str(path), "exec"), {"__name__": "__main__"})
+        ours = buf.getvalue().replace("htcd.api.classad.ExprTree", "classad2._expr_tree.ExprTree")
+        assert ours.splitlines() == theirs.splitlines()
+        assert len(ours.splitlines()) > 20

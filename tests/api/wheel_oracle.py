@@ -84,11 +84,31 @@ def events(path: str) -> list[Any]:
              "attrs": {k: value(e[k]) for k in e}} for e in htcondor2.JobEventLog(path).events(0)]
 
 
+def scripts(paths: list[str]) -> list[str]:
+    """Standard output of each harvested example run on the wheel: its import lines put back
+    (``from htcd.api import classad as X`` -> ``import classad2 as X``)."""
+    import contextlib
+    import io
+    import re
+
+    out = []
+    for path in paths:
+        with open(path) as f:
+            code = f.read()
+        code = re.sub(r"^from htcd\.api import classad as (\w+)$", r"import classad2 as \1", code, flags=re.M)
+        code = re.sub(r"^import htcd\.api as (\w+)$", r"import htcondor2 as \1", code, flags=re.M)
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            exec(compile(code, path, "exec"), {"__name__": "__main__"})
+        out.append(buf.getvalue())
+    return out
+
+
 def main() -> None:
     req = json.load(sys.stdin)
     out = {"api": api(req["api"]), "enums": enums(req["enums"]), "submits": submits(req["submits"]),
            "classads": classads(req["classads"]), "events": events(req["eventlog"]),
-           "quote": [classad2.quote(s) for s in req["quote"]],
+           "quote": [classad2.quote(s) for s in req["quote"]], "scripts": scripts(req["scripts"]),
            "unquote": [classad2.unquote(classad2.quote(s)) for s in req["quote"]]}
     json.dump(out, sys.stdout)
 
