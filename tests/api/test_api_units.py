@@ -110,3 +110,18 @@ def test_what_htcd_cannot_do_is_refused_before_asking() -> None:
         api.Collector("127.0.0.1:1").query(api.AdType.Startd, statistics="All")
     with pytest.raises(api.HTCondorException, match="SecurityContext"):
         api.Collector(security=object())
+
+
+def test_no_pool_is_an_htcondor_exception(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "config"
+    cfg.write_text(f"LOCAL_DIR = {tmp_path}\nCOLLECTOR_HOST = 127.0.0.1:1\n")
+    monkeypatch.setenv("HTCD_CONFIG", str(cfg))
+    api.reload_config()
+    try:
+        with pytest.raises(api.HTCondorException, match="collector"):
+            api.Schedd()
+        with pytest.raises(api.HTCondorException, match="cannot reach the collector"):
+            api.Collector().query(api.AdType.Schedd)
+    finally:
+        monkeypatch.delenv("HTCD_CONFIG")
+        api.reload_config()
