@@ -224,6 +224,10 @@ class JobEventLog:
             self._file.close()
             self._closed = True
 
+    def __del__(self) -> None:
+        if getattr(self, "_file", None) is not None:  # scripts rarely close a log they follow
+            self.close()
+
     def __enter__(self) -> JobEventLog:
         self._deadline = 0.0
         return self
