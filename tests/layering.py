@@ -7,6 +7,9 @@ Layers, lowest first; a module may import its own layer and the ones below, neve
     wire      htcd.wire
     runtime   htcd.daemon, htcd.transfer, htcd.jobenv, htcd.universe, htcd.plugins, htcd.hookspecs
     client    htcd.client (the protocol side of the tools: never a daemon, never the CLI)
+    api       htcd.api, the htcondor2-shaped Python API: it sits on htcd.client as the CLI does
+              (never htcd.wire.client or htcd.wire.framing itself), and nothing but htcd.cli
+              imports it
     daemons   htcd.collector, htcd.negotiator, htcd.schedd, htcd.startd, htcd.master,
               htcd.starter -- each only its own package, never another daemon's, except that
               the startd imports the starter it runs as a task
@@ -37,8 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (ROOT / "htcd", ROOT / "plugins" / "htcd_plugins")
 
-BASE, LANGUAGE, WIRE, RUNTIME, CLIENT, DAEMON, CLI, MAIN, PLUGIN = range(9)
-LAYER_NAMES = ("base", "language", "wire", "runtime", "client", "daemon", "cli", "main", "plugin")
+BASE, LANGUAGE, WIRE, RUNTIME, CLIENT, API, DAEMON, CLI, MAIN, PLUGIN = range(10)
+LAYER_NAMES = ("base", "language", "wire", "runtime", "client", "api", "daemon", "cli", "main", "plugin")
 
 DAEMON_PACKAGES = ("collector", "negotiator", "schedd", "startd", "master", "starter")
 LAYER_OF_PACKAGE = {
@@ -58,6 +61,7 @@ LAYER_OF_PACKAGE = {
     "plugins": RUNTIME,
     "hookspecs": RUNTIME,
     "client": CLIENT,
+    "api": API,
     "cli": CLI,
     "__main__": MAIN,
     **{name: DAEMON for name in DAEMON_PACKAGES},
@@ -186,6 +190,8 @@ def violation(imp: Import) -> Violation | None:
         return broken("htcd finds plugins through entry points, never by import")
     if dst_layer == CLI and src_layer not in (CLI, MAIN):
         return broken("nothing imports htcd.cli but htcd.__main__")
+    if dst_layer == API and src_layer not in (API, CLI):
+        return broken("nothing imports htcd.api but htcd.cli")
     if dst_layer > src_layer:
         return broken(f"{LAYER_NAMES[src_layer]} imports {LAYER_NAMES[dst_layer]}, a higher layer")
     if src_layer == DAEMON and dst_layer == DAEMON and src_pkg != dst_pkg and (
@@ -194,6 +200,8 @@ def violation(imp: Import) -> Violation | None:
         return broken("daemons never import each other")
     if src_layer == CLI and imp.target in CLIENT_ONLY:
         return broken("the CLI talks to daemons through htcd.client")
+    if src_layer == API and imp.target in CLIENT_ONLY:
+        return broken("htcd.api talks to daemons through htcd.client")
     if src_layer == CLIENT and dst_pkg == "daemon":
         return broken("the client sits beside the daemon core, not on it")
     return None

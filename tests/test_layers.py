@@ -54,6 +54,16 @@ def test_the_checker_sees_every_kind_of_import() -> None:
     ("htcd_plugins.vanilla", "htcd.universe", None),
     ("htcd_plugins.vanilla", "htcd.starter.monitor", "plugins import only"),
     ("htcd.startd.daemon", "htcd_plugins.vanilla", "never by import"),
+    ("htcd.api.schedd", "htcd.client.schedd", None),
+    ("htcd.api.submit", "htcd.submit.description", None),
+    ("htcd.api.schedd", "htcd.wire.address", None),
+    ("htcd.api.schedd", "htcd.wire.client", "htcd.api talks to daemons through htcd.client"),
+    ("htcd.api.schedd", "htcd.schedd.history", "api imports daemon"),
+    ("htcd.api.schedd", "htcd.cli.common", "nothing imports htcd.cli"),
+    ("htcd.cli.q", "htcd.api.classad", None),
+    ("htcd.client.schedd", "htcd.api.classad", "nothing imports htcd.api but htcd.cli"),
+    ("htcd.schedd.daemon", "htcd.api", "nothing imports htcd.api but htcd.cli"),
+    ("htcd_plugins.vanilla", "htcd.api", "plugins import only"),
 ])
 def test_each_rule(module: str, target: str, broken: str | None) -> None:
     found = violation(Import(module, target, 1, False))
