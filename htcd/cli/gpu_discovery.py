@@ -11,6 +11,7 @@ HTCondor's table instead, so GPU scheduling can be tested on machines that have 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -114,10 +115,8 @@ def _quote(value: object) -> str:
 
 def properties(gpu: Gpu) -> dict[str, object]:
     props: dict[str, object] = {"DeviceName": gpu.name, "GlobalMemoryMb": gpu.memory_mb, "ECCEnabled": False}
-    try:
+    if re.fullmatch(r"\d+(\.\d+)?", gpu.capability):  # nvidia-smi says "[N/A]" for some devices
         props["Capability"] = float(gpu.capability)
-    except ValueError:
-        pass
     if gpu.driver and gpu.driver != "simulated":
         props["DriverVersion"] = gpu.driver
     return props

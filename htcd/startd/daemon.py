@@ -91,7 +91,7 @@ class Startd(Daemon):
         self.match_timeout = self.read_match_timeout()
         self.provided: dict[str, object] = {}
         self.cron_attrs: dict[str, dict[str, str]] = {}
-        self.cron = Cron(self.log, self._cron_output)
+        self.cron = Cron(self.log, self._cron_output, self._cron_condition)
         self.outgoing = outgoing.Store(self.log)  # jobs' output waiting for FETCH_OUTPUT
         self.watch_start = time.time()
         self.idle = (0, 0)
@@ -292,6 +292,15 @@ class Startd(Daemon):
     async def invalidate(self) -> None:
         for slot in self.all_slots():
             await self.advertiser.invalidate("Machine", slot.name)
+
+    def _cron_condition(self, text: str) -> bool:
+        """STARTD_CRON_<name>_CONDITION against the machine's attributes (no slot's own), as HTCondor."""
+        try:
+            return self.machine_ad().eval_expr(parse_expr(text)) is True
+        except UserError as exc:
+            self.warn_once(f"cron condition {text}", f"a STARTD_CRON condition {text} does not parse ({exc.message}); "
+                                                     "its job is not run")
+            return False
 
     def _cron_output(self, job: str, attrs: dict[str, str]) -> None:
         self.cron_attrs.setdefault(job, {}).update(attrs)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from pooltools import wait_for
-from startd.startd_tools import events, script, slot_ads, wait_states
+from startd.startd_tools import events, script, slot_ads
 
 KNOBS = {"NUM_CPUS": "4", "MEMORY": "4096", "POLLING_INTERVAL": "1"}
 GPUS = "MACHINE_RESOURCE_GPUs = CUDA0, CUDA1, CUDA2, CUDA3\n"

@@ -159,3 +159,22 @@ def test_matching_compares_custom_requests() -> None:
     assert slot.eval("WithinResourceLimits", target=job) is True, "a job asking for no GPU fits"
     job["RequestGPUs"] = 1
     assert dynamic_request(job, slot, {})["GPUs"] == 1
+
+
+def test_feature_gpus_monitor_runs_only_where_there_are_gpus(pool_dir: Path) -> None:
+    """FEATURE : GPUs brings a STARTD_CRON monitor whose CONDITION is TotalGPUs > 0: on a machine
+    without GPUs it is not run (and says so once)."""
+    import asyncio
+    import logging
+
+    from htcd.startd import cron
+
+    jobs = cron.load_jobs(config(pool_dir, "use FEATURE : GPUs\n"), logging.getLogger("test"))
+    monitor = next(j for j in jobs if j.name == "GPUs_MONITOR")
+    assert monitor.condition == 'TotalGPUs > 0 && OpSys =!= "WINDOWS"'
+    seen: list[str] = []
+    machine = ClassAd({"TotalGPUs": 0, "OpSys": "LINUX"})
+    runner = cron.Cron(logging.getLogger("test"), lambda name, attrs: None,
+                       lambda text: seen.append(text) or machine.eval_expr(text) is True)
+    asyncio.run(runner._run(monitor))
+    assert seen == [monitor.condition] and runner._held_back == {"GPUs_MONITOR"}, "the monitor was not started"
