@@ -79,6 +79,7 @@ class Startd(Daemon):
         self.universes: dict[str, Universe] = {}
         # custom resources (GPUs...): their inventory commands run once, here, as in HTCondor
         self.resources = resources.read(self.config)
+        self._resource_knobs = resources.knob_values(self.config)
         for res in self.resources.values():  # a bad ENVIRONMENT_FOR_Assigned<Name> stops the startd here
             knob = f"ENVIRONMENT_FOR_Assigned{res.name}"
             assigned_env.parse_env_specs(self.config.get(knob) or "", knob)
@@ -215,6 +216,11 @@ class Startd(Daemon):
         if jobs != self.cron.jobs:
             self.spawn(self.cron.restart(jobs), "STARTD_CRON restart")
         self._warned.clear()
+        changed = sorted(k for k, v in {**self._resource_knobs, **resources.knob_values(self.config)}.items()
+                         if self._resource_knobs.get(k) != self.config.get(k))
+        if changed:
+            self.log.warning("%s changed: custom resources change only when the startd restarts (htcd restart "
+                             "-daemon startd)", ", ".join(changed))
         self._machine_ad = None
         self.evaluate_all()
         self.publish_soon()

@@ -178,3 +178,10 @@ def read(config: Config) -> dict[str, Resource]:
             res.count = len(res.ids)
         out[low] = res
     return out
+
+
+def knob_values(config: Config) -> dict[str, str | None]:
+    """The knobs that define the custom resources, as set now: a reconfig that changes them is
+    told to restart the startd (HTCondor too reads them only at start)."""
+    return {k.upper(): config.get(k) for k in config.names()
+            if k.upper().startswith((_PREFIX, "OFFLINE_" + _PREFIX))}

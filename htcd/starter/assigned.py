@@ -6,6 +6,7 @@ each variable to the slot's ids, comma separated, each id rewritten by the varia
 ``/pattern/replacement/`` if it has one (``CUDA_VISIBLE_DEVICES`` alone gets ``/CUDA//``).  A slot
 with none of the resource sets the variables to ``ENVIRONMENT_VALUE_FOR_UnAssigned<Name>``, if
 that is set, so a job cannot use devices it was not given (CUDA takes "no variable" as "all").
+A job given GPUs also gets ``NVIDIA_VISIBLE_DEVICES``, the same as ``CUDA_VISIBLE_DEVICES``.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def environment(assigned: dict[str, list[str]], knob: object) -> dict[str, str]:
             env[f"_CONDOR_Assigned{name}"] = ",".join(ids)
             for spec in specs:
                 env[spec.var] = ",".join(_rewrite(spec, i) for i in ids)
+            if name.lower() == "gpus" and "CUDA_VISIBLE_DEVICES" in env:  # the user manual: both name the GPUs
+                env.setdefault("NVIDIA_VISIBLE_DEVICES", env["CUDA_VISIBLE_DEVICES"])
             continue
         unassigned = get(f"ENVIRONMENT_VALUE_FOR_UnAssigned{name}")
         if unassigned is not None:

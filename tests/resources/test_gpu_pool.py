@@ -37,8 +37,9 @@ def test_two_jobs_get_disjoint_simulated_gpus_and_a_third_gets_the_freed_ones(ma
     assert pslot.get_value("DetectedGPUs") == "CUDA0,CUDA1,CUDA2,CUDA3"
     assert pslot.get_value("MachineResources") == "Cpus Memory Disk GPUs"
     script(pool, "gpu.sh", GPU_JOB)
-    pool.submit("executable = gpu.sh\narguments = $(Process)\noutput = out.$(Process)\nlog = gpu.log\n"
-                "request_gpus = 2\nrequest_cpus = 1\nrequest_memory = 100\nqueue 3\n")
+    cluster = pool.submit("executable = gpu.sh\narguments = $(Process)\noutput = out.$(Process)\nlog = gpu.log\n"
+                          "request_gpus = 2\nrequest_cpus = 1\nrequest_memory = 100\n"
+                          "job_machine_attrs = AssignedGPUs\nqueue 3\n")
     wait_for(lambda: len(ids(pool, 0)) == 2 and len(ids(pool, 1)) == 2, 90, "jobs 0 and 1 to start with 2 GPUs each")
     first, second = set(ids(pool, 0)), set(ids(pool, 1))
     assert not first & second and first | second == {"CUDA0", "CUDA1", "CUDA2", "CUDA3"}, (first, second)
@@ -47,7 +48,9 @@ def test_two_jobs_get_disjoint_simulated_gpus_and_a_third_gets_the_freed_ones(ma
     assert sorted(ads["slot1"].get_value("ChildGPUs")) == [2, 2]
     dynamic = sorted(ads[n].get_value("AssignedGPUs") for n in ads if n != "slot1")
     assert dynamic == sorted(",".join(ids(pool, p)) for p in (0, 1))
-    assert pool.job_attr("1.2", "JobStatus") == "1", "the third job waits: no GPU is left"
+    assert pool.job_attr(f"{cluster}.2", "JobStatus") == "1", "the third job waits: no GPU is left"
+    assert pool.job_attr(f"{cluster}.0", "MachineAttrAssignedGPUs0") == ",".join(ids(pool, 0)), \
+        "job_machine_attrs keeps the slot's AssignedGPUs in the schedd's job ad"
     assert not (pool.jobs_dir / "ids.2").exists()
 
     (pool.jobs_dir / "go.0").touch()

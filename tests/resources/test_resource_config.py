@@ -138,7 +138,7 @@ def test_assigned_environment_as_htcondor_sets_it() -> None:
              "ENVIRONMENT_FOR_AssignedCogs": "VISIBLE_COGS=/^/cog:/"}
     env = assigned.environment({"GPUs": ["CUDA1", "CUDA2"], "Cogs": ["a", "b"]}, knobs.get)
     assert env == {"_CONDOR_AssignedGPUs": "CUDA1,CUDA2", "GPU_DEVICE_ORDINAL": "1,2", "CUDA_VISIBLE_DEVICES": "1,2",
-                   "_CONDOR_AssignedCogs": "a,b", "VISIBLE_COGS": "cog:a,cog:b"}
+                   "NVIDIA_VISIBLE_DEVICES": "1,2", "_CONDOR_AssignedCogs": "a,b", "VISIBLE_COGS": "cog:a,cog:b"}
     none = assigned.environment({"GPUs": []}, knobs.get)
     assert none == {"GPU_DEVICE_ORDINAL": "10000", "CUDA_VISIBLE_DEVICES": "10000"}, \
         "a job given no GPU must not see them all"
