@@ -630,7 +630,8 @@ class Startd(Daemon):
                           files=await self._input_files(req),
                           config=self.config, memory_mb=slot.memory, on_sample=lambda _usage: self._job_sampled(slot),
                           assigned={self.resources[r].name: slot.ids.get(r, []) for r, res in self.resources.items()
-                                    if res.ids is not None})
+                                    if res.ids is not None},
+                          machine_ad=slot_ad(self, slot))
         run = JobRun(f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}", job_lease(job), starter)
         starter.on_update = run.sampled  # usage samples stream to the shadow
         claim.job_ad = job

@@ -68,6 +68,7 @@ class Starter:
     on_sample: Callable[[dict[str, Any]], None] | None = None  # the startd's hook (policy) for each sample
     memory_mb: int = 0  # the slot's Memory: the job's memory limit (else its RequestMemory)
     assigned: dict[str, list[str]] = field(default_factory=dict)  # custom resource -> the slot's ids (GPUs...)
+    machine_ad: ClassAd | None = None  # the slot's ad at the job's start: .machine.ad, $_CONDOR_MACHINE_AD
     running: RunningJob | None = None
     sandbox: str = ""
     killed: bool = False
@@ -115,6 +116,10 @@ class Starter:
         with open(os.path.join(self.sandbox, ".job.ad"), "w") as f:
             f.write(ad.to_old() + "\n")
         env["_CONDOR_JOB_AD"] = os.path.join(self.sandbox, ".job.ad")
+        if self.machine_ad is not None:  # what the slot gives the job (Cpus, Memory, AssignedGPUs...)
+            with open(os.path.join(self.sandbox, ".machine.ad"), "w") as f:
+                f.write(self.machine_ad.to_old() + "\n")
+            env["_CONDOR_MACHINE_AD"] = os.path.join(self.sandbox, ".machine.ad")
         for p in (STDOUT, STDERR):
             open(os.path.join(self.sandbox, p), "wb").close()
         sandbox.chown_tree(self.sandbox, uid, gid)

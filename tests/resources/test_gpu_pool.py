@@ -19,6 +19,7 @@ echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"
 echo "GPU_DEVICE_ORDINAL=$GPU_DEVICE_ORDINAL"
 echo "_CONDOR_AssignedGPUs=$_CONDOR_AssignedGPUs"
 grep '^AssignedGPUs' "$_CONDOR_JOB_AD"
+grep '^AssignedGPUs' "$_CONDOR_MACHINE_AD" | sed 's/^/machine: /'
 echo "$_CONDOR_AssignedGPUs" > {dir}/ids.$1.tmp && mv {dir}/ids.$1.tmp {dir}/ids.$1
 while [ ! -e {dir}/go.$1 ] && [ ! -e {dir}/go ]; do sleep 0.1; done
 """
@@ -66,6 +67,7 @@ def test_two_jobs_get_disjoint_simulated_gpus_and_a_third_gets_the_freed_ones(ma
     assert f"CUDA_VISIBLE_DEVICES={cuda}" in out and f"GPU_DEVICE_ORDINAL={cuda}" in out, out
     assert f"_CONDOR_AssignedGPUs={','.join(sorted(first))}" in out, out
     assert f'AssignedGPUs = "{",".join(sorted(first))}"' in out, "the job's own ad names its GPUs"
+    assert f'machine: AssignedGPUs = "{",".join(sorted(first))}"' in out, "so does $_CONDOR_MACHINE_AD"
 
 
 def test_count_resource_is_carved_and_an_oversized_request_never_matches(make_pool) -> None:
