@@ -82,7 +82,12 @@ class Startd(Daemon):
         self._resource_knobs = resources.knob_values(self.config)
         for res in self.resources.values():  # a bad ENVIRONMENT_FOR_Assigned<Name> stops the startd here
             knob = f"ENVIRONMENT_FOR_Assigned{res.name}"
-            assigned_env.parse_env_specs(self.config.get(knob) or "", knob)
+            try:
+                assigned_env.parse_env_specs(self.config.get(knob) or "", knob)
+            except UserError as exc:
+                where = self.config.where(knob)
+                raise UserError(exc.message, source=where[0] if where else None,
+                                line=where[1] if where else None) from None
         self.machine = {**machine.detect(self.config), **self._resource_attrs()}
         # a layout that does not fit stops the startd here, before it listens, with file:line
         self.specs = layout.layout(self.config, machine.totals(self.config),

@@ -126,3 +126,12 @@ def test_a_bad_machine_resource_stops_the_startd_with_the_knob_named(make_pool) 
     assert done.returncode != 0
     assert f"{os.path.basename(pool.config_file)}:" in done.stderr and "MACHINE_RESOURCE_GPUs = -1" in done.stderr
     assert "-1 is not a count" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_bad_gpu_environment_rewrite_stops_the_startd_with_the_knob_named(make_pool) -> None:
+    pool = make_pool(KNOBS, GPUS + "ENVIRONMENT_FOR_AssignedGPUs = CUDA_VISIBLE_DEVICES=/(/x/\n", start=False)
+    done = subprocess.run([sys.executable, "-m", "htcd", "startd", "-f"], env=pool.env, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"{os.path.basename(pool.config_file)}:" in done.stderr, done.stderr
+    assert "ENVIRONMENT_FOR_AssignedGPUs" in done.stderr and "bad pattern" in done.stderr, done.stderr
