@@ -221,7 +221,7 @@ class Startd(Daemon):
         if jobs != self.cron.jobs:
             self.spawn(self.cron.restart(jobs), "STARTD_CRON restart")
         self._warned.clear()
-        changed = sorted(k for k, v in {**self._resource_knobs, **resources.knob_values(self.config)}.items()
+        changed = sorted(k for k in {*self._resource_knobs, *resources.knob_values(self.config)}
                          if self._resource_knobs.get(k) != self.config.get(k))
         if changed:
             self.log.warning("%s changed: custom resources change only when the startd restarts (htcd restart "

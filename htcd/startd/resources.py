@@ -78,7 +78,7 @@ def inventory_argv(command: str) -> list[str]:
     return argv
 
 
-def run_inventory(config: Config, knob: str, name: str) -> tuple[str, ClassAd]:
+def run_inventory(config: Config, knob: str) -> ClassAd:
     """Run ``knob``'s command; its output as a ClassAd (``Detected<name>`` required)."""
     command = config.get(knob) or ""
     argv = inventory_argv(command)
@@ -100,11 +100,11 @@ def run_inventory(config: Config, knob: str, name: str) -> tuple[str, ClassAd]:
         ad = parse_old_ad(done.stdout)
     except ClassAdSyntaxError as exc:
         raise _error(config, knob, f"its output is not a ClassAd ({exc})") from None
-    return command, ad
+    return ad
 
 
 def _from_inventory(config: Config, knob: str, name: str) -> Resource:
-    _, ad = run_inventory(config, knob, name)
+    ad = run_inventory(config, knob)
     spelled = ad.name_of(f"Detected{name}")
     if spelled is None:
         raise _error(config, knob, f"its output has no Detected{name} attribute")
