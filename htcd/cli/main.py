@@ -48,6 +48,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "version": ("control", "print the version"),
     "classad_eval": ("classad_eval", "evaluate ClassAd expressions (or a JSON-lines stream of them)"),
     "plugins": ("plugins", "list the plugins, the hooks each implements, and why any is disabled"),
+    "gpu_discovery": ("gpu_discovery", "list the GPUs of this machine as the startd's GPU inventory (or simulate some)"),
     "fleet": ("fleet", "run a read-only tool on, or fetch logs from, every host of an Ansible inventory"),
 }
 

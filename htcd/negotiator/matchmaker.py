@@ -67,7 +67,8 @@ class Slot:
 
 
 def dynamic_request(job: ClassAd, slot_ad: ClassAd, modify: dict[str, str]) -> dict[str, int]:
-    """What a dynamic slot for ``job`` takes from ``slot_ad``: Cpus, Memory (MB), Disk (KB)."""
+    """What a dynamic slot for ``job`` takes from ``slot_ad``: Cpus, Memory (MB), Disk (KB) and
+    each custom resource the slot's MachineResources names."""
     filled = job.copy()
     for res in MODIFY_REQUEST:
         if not isinstance(job.get_value(f"Request{res}"), (int, float)):
@@ -78,6 +79,12 @@ def dynamic_request(job: ClassAd, slot_ad: ClassAd, modify: dict[str, str]) -> d
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             value = filled.get_value(f"Request{res}", 1)
         out[res] = math.ceil(float(value))
+    machine_resources = slot_ad.get_value("MachineResources")
+    if isinstance(machine_resources, str):  # custom resources (GPUs...): the job's request, 0 if none
+        for res in machine_resources.split():
+            if res.lower() not in ("cpus", "memory", "disk", "swap"):
+                value = job.eval_expr(_parsed(f"Request{res}"), target=slot_ad)
+                out[res] = math.ceil(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
     return out
 
 

@@ -2,7 +2,8 @@
 provider attributes, in HTCondor's attribute names.
 
 ``WithinResourceLimits`` (part of every slot's Requirements) keeps a job that asks for more than a
-slot has (or, for a partitionable slot, has left) from matching it.
+slot has (or, for a partitionable slot, has left) from matching it, custom resources included
+(``Request<Name> <= <Name>``).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def slot_ad(startd: Startd, slot: Slot, policy: bool = False) -> ClassAd:
     ad["Cpus"], ad["Memory"], ad["Disk"] = cpus, memory, disk
     ad["TotalSlotCpus"], ad["TotalSlotMemory"], ad["TotalSlotDisk"] = slot.cpus, slot.memory, slot.disk
     ad["SlotWeight"] = cpus
+    _custom(startd, slot, ad)
     ad["TotalSlots"] = startd.slot_count()
     ad["State"], ad["Activity"] = slot.state, slot.activity
     ad["EnteredCurrentState"], ad["EnteredCurrentActivity"] = int(slot.entered_state), int(slot.entered_activity)
@@ -121,6 +123,31 @@ def slot_ad(startd: Startd, slot: Slot, policy: bool = False) -> ClassAd:
     return ad
 
 
+def within_resource_limits(custom: list[str]) -> str:
+    """WITHIN_RESOURCE_LIMITS, and for each custom resource the job's request (0 if none) against
+    what the slot has, as HTCondor's partitionable slots test it."""
+    if not custom:
+        return WITHIN_RESOURCE_LIMITS
+    extra = "".join(f" && (TARGET.Request{name} ?: 0) <= MY.{name}" for name in custom)
+    return WITHIN_RESOURCE_LIMITS[:-1] + extra + ")"
+
+
+def _custom(startd: Startd, slot: Slot, ad: ClassAd) -> None:
+    """<Name> (what the slot has, a partitionable slot what it has left), TotalSlot<Name> and
+    Assigned<Name> (its ids, a partitionable slot its free ones) of each custom resource."""
+    left = slot.custom_left() if slot.kind == PARTITIONABLE else slot.custom
+    for r, total in slot.custom.items():
+        name = startd.resources[r].name
+        ad[name] = left[r]
+        ad[f"TotalSlot{name}"] = total
+        if r in slot.ids:
+            ids = slot.free_ids(r) if slot.kind == PARTITIONABLE else slot.ids[r]
+            if ids:
+                ad[f"Assigned{name}"] = ",".join(ids)
+        if slot.kind == PARTITIONABLE:
+            ad[f"Child{name}"] = [c.custom.get(r, 0) for c in slot.children]
+
+
 def _policy(startd: Startd, slot: Slot, ad: ClassAd, full: bool) -> None:
     job = slot.claim.job_ad if slot.claim is not None else None
     startd.slot_policy.add_to(ad, job)
@@ -129,7 +156,7 @@ def _policy(startd: Startd, slot: Slot, ad: ClassAd, full: bool) -> None:
         ad.set_expr("START", drain.start)  # -start: what the machine takes while draining
     elif drain is not None:
         ad["START"] = False
-    ad.set_expr("WithinResourceLimits", WITHIN_RESOURCE_LIMITS)
+    ad.set_expr("WithinResourceLimits", within_resource_limits([startd.resources[r].name for r in slot.custom]))
     if slot.state in (PREEMPTING, DRAINED) and (drain is None or drain.start is None or drain.completed):
         ad["Requirements"] = False  # HTCondor: not available for further matches
     else:

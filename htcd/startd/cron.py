@@ -44,6 +44,7 @@ class CronJob:
     prefix: str = ""
     kill: bool = False
     cwd: str | None = None
+    condition: str | None = None  # STARTD_CRON_<name>_CONDITION: the job runs only while it is true
 
 
 def parse_period(text: str) -> float:
@@ -104,7 +105,8 @@ def _job(config: Config, name: str) -> CronJob:
                    env=_environment(config.get(f"STARTD_CRON_{name}_ENV")),
                    prefix=config.get(f"STARTD_CRON_{name}_PREFIX") or "",
                    kill=config.get_bool(f"STARTD_CRON_{name}_KILL", False),
-                   cwd=config.get(f"STARTD_CRON_{name}_CWD"))
+                   cwd=config.get(f"STARTD_CRON_{name}_CWD"),
+                   condition=config.get(f"STARTD_CRON_{name}_CONDITION"))
 
 
 def parse_line(line: str, prefix: str = "") -> tuple[str, str]:
@@ -119,9 +121,12 @@ def parse_line(line: str, prefix: str = "") -> tuple[str, str]:
 class Cron:
     """Runs the cron jobs; ``publish(job_name, attrs)`` receives each ad a script writes."""
 
-    def __init__(self, log: logging.Logger, publish: Callable[[str, dict[str, str]], None]) -> None:
+    def __init__(self, log: logging.Logger, publish: Callable[[str, dict[str, str]], None],
+                 condition: Callable[[str], bool] | None = None) -> None:
         self.log = log
         self.publish = publish
+        self.condition = condition  # evaluates a job's CONDITION against the machine's attributes
+        self._held_back: set[str] = set()  # jobs whose CONDITION was false at their last turn
         self.jobs: list[CronJob] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._procs: dict[str, asyncio.subprocess.Process] = {}
@@ -182,6 +187,13 @@ class Cron:
 
     async def _run(self, job: CronJob) -> None:
         """One run: publish an ad at every ``-`` line and, after a clean exit, what is left."""
+        if job.condition and self.condition is not None and not self.condition(job.condition):
+            if job.name not in self._held_back:
+                self._held_back.add(job.name)
+                self.log.info("STARTD_CRON job %s is not run: its condition %s is not true", job.name,
+                              job.condition)
+            return
+        self._held_back.discard(job.name)
         env = {**os.environ, **job.env}
         try:
             proc = await asyncio.create_subprocess_exec(

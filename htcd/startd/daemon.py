@@ -21,7 +21,7 @@ from htcd.classad import ClassAd, parse_expr
 from htcd.daemon import Daemon
 from htcd.errors import UserError
 from htcd.plugins import get_plugin_manager
-from htcd.startd import layout, machine, states
+from htcd.startd import layout, machine, resources, states
 from htcd.startd.ads import slot_ad
 from htcd.startd.claims import Claims, JobRun, job_lease
 from htcd.startd.cron import Cron, load_jobs
@@ -49,6 +49,7 @@ from htcd.startd.slot import (
     new_claim_id,
 )
 from htcd.startd.states import Machine, Policy, Transition, decide
+from htcd.starter import assigned as assigned_env
 from htcd.starter.starter import Starter, clean_orphans
 from htcd.transfer import outgoing, streams
 from htcd.transfer.paths import TransferError
@@ -76,15 +77,27 @@ class Startd(Daemon):
         super().__init__(*args, **kwargs)
         self.plugins = get_plugin_manager(self.config, self.log)
         self.universes: dict[str, Universe] = {}
-        self.machine = machine.detect(self.config)
+        # custom resources (GPUs...): their inventory commands run once, here, as in HTCondor
+        self.resources = resources.read(self.config)
+        self._resource_knobs = resources.knob_values(self.config)
+        for res in self.resources.values():  # a bad ENVIRONMENT_FOR_Assigned<Name> stops the startd here
+            knob = f"ENVIRONMENT_FOR_Assigned{res.name}"
+            try:
+                assigned_env.parse_env_specs(self.config.get(knob) or "", knob)
+            except UserError as exc:
+                where = self.config.where(knob)
+                raise UserError(exc.message, source=where[0] if where else None,
+                                line=where[1] if where else None) from None
+        self.machine = {**machine.detect(self.config), **self._resource_attrs()}
         # a layout that does not fit stops the startd here, before it listens, with file:line
-        self.specs = layout.layout(self.config, machine.totals(self.config))
+        self.specs = layout.layout(self.config, machine.totals(self.config),
+                                   {r: res.count for r, res in self.resources.items()})
         self.slots: list[Slot] = []  # static and partitionable; dynamic ones are their children
         self.slot_policy = Policy.from_config(self.config, self.log)  # START, RANK, PREEMPT...
         self.match_timeout = self.read_match_timeout()
         self.provided: dict[str, object] = {}
         self.cron_attrs: dict[str, dict[str, str]] = {}
-        self.cron = Cron(self.log, self._cron_output)
+        self.cron = Cron(self.log, self._cron_output, self._cron_condition)
         self.outgoing = outgoing.Store(self.log)  # jobs' output waiting for FETCH_OUTPUT
         self.watch_start = time.time()
         self.idle = (0, 0)
@@ -132,8 +145,8 @@ class Startd(Daemon):
         self.slots = self._make_slots()
         for slot in self.slots:
             kind = "partitionable " if slot.kind == PARTITIONABLE else ""
-            self.log.info("%s: %s%d cpus, %d MB memory, %d KB disk", slot.name, kind, slot.cpus, slot.memory,
-                          slot.disk)
+            self.log.info("%s: %s%d cpus, %d MB memory, %d KB disk%s", slot.name, kind, slot.cpus, slot.memory,
+                          slot.disk, self._custom_text(slot))
         self.idle = machine.idle_times(self.config, self.watch_start)
         self.cron.start(load_jobs(self.config, self.log))
         self.evaluate_all()
@@ -142,14 +155,43 @@ class Startd(Daemon):
                    first=self.claims.lease_check_interval())
 
     def _make_slots(self) -> list[Slot]:
+        """The slots of the layout; ids of custom resources go to them in order (slot1 the first ones)."""
         slots = []
+        unassigned = {r: list(res.ids) for r, res in self.resources.items() if res.ids is not None}
         for i, spec in enumerate(self.specs, start=1):
             kind = PARTITIONABLE if spec.partitionable else STATIC
             slot = Slot(i, f"slot{i}@{self.hostname}", spec.cpus, spec.memory, spec.disk, kind=kind,
-                        type_id=spec.type_id)
+                        type_id=spec.type_id, custom=dict(spec.custom))
+            for r, ids in unassigned.items():
+                n = spec.custom.get(r, 0)
+                slot.ids[r], unassigned[r] = ids[:n], ids[n:]
             slot.offer_id = self._new_id()
             slots.append(slot)
         return slots
+
+    def _resource_attrs(self) -> dict[str, object]:
+        """The machine-wide attributes of the custom resources: Total<Name>, Detected<Name>, what
+        their inventory reported, and MachineResources naming them all."""
+        attrs: dict[str, object] = {}
+        names = []
+        for res in self.resources.values():
+            for attr, text in res.attrs.items():
+                attrs[attr] = parse_expr(text)
+            attrs[f"Total{res.name}"] = res.count
+            attrs[f"Detected{res.name}"] = res.detected
+            if res.offline:
+                attrs[f"Offline{res.name}"] = ",".join(res.offline)
+            names.append(res.name)
+        if names:
+            attrs["MachineResources"] = " ".join(["Cpus", "Memory", "Disk", *names])
+        return attrs
+
+    def _custom_text(self, slot: Slot) -> str:
+        parts = []
+        for r, n in slot.custom.items():
+            ids = slot.ids.get(r)
+            parts.append(f", {n} {self.resources[r].name}" + (f" ({','.join(ids)})" if ids else ""))
+        return "".join(parts)
 
     def _new_id(self) -> str:
         self._claim_seq += 1
@@ -179,6 +221,11 @@ class Startd(Daemon):
         if jobs != self.cron.jobs:
             self.spawn(self.cron.restart(jobs), "STARTD_CRON restart")
         self._warned.clear()
+        changed = sorted(k for k in {*self._resource_knobs, *resources.knob_values(self.config)}
+                         if self._resource_knobs.get(k) != self.config.get(k))
+        if changed:
+            self.log.warning("%s changed: custom resources change only when the startd restarts (htcd restart "
+                             "-daemon startd)", ", ".join(changed))
         self._machine_ad = None
         self.evaluate_all()
         self.publish_soon()
@@ -256,6 +303,15 @@ class Startd(Daemon):
     async def invalidate(self) -> None:
         for slot in self.all_slots():
             await self.advertiser.invalidate("Machine", slot.name)
+
+    def _cron_condition(self, text: str) -> bool:
+        """STARTD_CRON_<name>_CONDITION against the machine's attributes (no slot's own), as HTCondor."""
+        try:
+            return self.machine_ad().eval_expr(parse_expr(text)) is True
+        except UserError as exc:
+            self.warn_once(f"cron condition {text}", f"a STARTD_CRON condition {text} does not parse ({exc.message}); "
+                                                     "its job is not run")
+            return False
 
     def _cron_output(self, job: str, attrs: dict[str, str]) -> None:
         self.cron_attrs.setdefault(job, {}).update(attrs)
@@ -376,8 +432,8 @@ class Startd(Daemon):
         if t.state == DELETE and slot.parent is not None:
             parent = slot.parent
             parent.children.remove(slot)
-            self.log.info("%s: %d cpus, %d MB, %d KB back to %s", slot.short_name, slot.cpus, slot.memory,
-                          slot.disk, parent.short_name)
+            self.log.info("%s: %d cpus, %d MB, %d KB%s back to %s", slot.short_name, slot.cpus, slot.memory,
+                          slot.disk, self._custom_text(slot), parent.short_name)
             self.spawn(self.advertiser.invalidate("Machine", slot.name), "invalidate a dynamic slot")
         elif t.state == CLAIMED and slot.pending is not None:
             pending, slot.pending = slot.pending, None
@@ -499,15 +555,43 @@ class Startd(Daemon):
             raise CommandError(f"{pslot.name} has {left['Cpus']} cpus, {left['Memory']} MB memory and "
                                f"{left['Disk']} KB disk left; the job needs {want['Cpus']} cpus, "
                                f"{want['Memory']} MB and {want['Disk']} KB", "REFUSED")
+        custom_want = self._custom_request(pad, job, pslot)
+        custom_left = pslot.custom_left()
+        short = [f"{n} {self.resources[r].name} ({custom_left[r]} left)" for r, n in custom_want.items()
+                 if n > custom_left[r] or n < 0]
+        if short:
+            raise CommandError(f"{pslot.name} cannot give the job {', '.join(short)}", "REFUSED")
         k = pslot.next_child
         pslot.next_child += 1
         dslot = Slot(pslot.slot_id, f"slot{pslot.slot_id}_{k}@{self.hostname}", want["Cpus"], want["Memory"],
-                     want["Disk"], kind=DYNAMIC, type_id=pslot.type_id, sub_id=k, parent=pslot, state=UNCLAIMED)
+                     want["Disk"], kind=DYNAMIC, type_id=pslot.type_id, sub_id=k, parent=pslot, state=UNCLAIMED,
+                     custom=custom_want)
+        for r in pslot.ids:  # the first free ids, out of the partitionable slot's list
+            dslot.ids[r] = pslot.free_ids(r)[:custom_want[r]]
         dslot.offer_id = self._new_id()
         pslot.children.append(dslot)
-        self.log.info("%s: carved %s (%d cpus, %d MB memory, %d KB disk) for %s", pslot.short_name,
-                      dslot.short_name, dslot.cpus, dslot.memory, dslot.disk, user)
+        self.log.info("%s: carved %s (%d cpus, %d MB memory, %d KB disk%s) for %s", pslot.short_name,
+                      dslot.short_name, dslot.cpus, dslot.memory, dslot.disk, self._custom_text(dslot), user)
         return dslot
+
+    def _custom_request(self, pad: ClassAd, job: ClassAd, pslot: Slot) -> dict[str, int]:
+        """What a dynamic slot takes of each custom resource: the job's Request<Name> (0 if it
+        asks for none), through MODIFY_REQUEST_EXPR_REQUEST<NAME> if the config sets one."""
+        out = {}
+        for r in pslot.custom:
+            name = self.resources[r].name
+            value = job.eval_expr(parse_expr(f"Request{name}"), target=pad)
+            knob = f"MODIFY_REQUEST_EXPR_REQUEST{name.upper()}"
+            text = self.config.get(knob)
+            if text and isinstance(value, (int, float)) and not isinstance(value, bool):
+                try:
+                    value = job.eval_expr(parse_expr(text), target=pad)
+                except UserError as exc:
+                    self.warn_once(knob, f"{knob} = {text} does not parse ({exc.message}); using Request{name}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                value = 0
+            out[r] = math.ceil(float(value))
+        return out
 
     def _dynamic_size(self, pad: ClassAd, job: ClassAd) -> dict[str, int]:
         """What a dynamic slot for ``job`` gets: MODIFY_REQUEST_EXPR_REQUEST<res> evaluated with the
@@ -549,7 +633,10 @@ class Startd(Daemon):
                           self.config.get("EXECUTE") or ".", universe,
                           self.open_log("STARTER", f".{slot.short_name}"),
                           files=await self._input_files(req),
-                          config=self.config, memory_mb=slot.memory, on_sample=lambda _usage: self._job_sampled(slot))
+                          config=self.config, memory_mb=slot.memory, on_sample=lambda _usage: self._job_sampled(slot),
+                          assigned={self.resources[r].name: slot.ids.get(r, []) for r, res in self.resources.items()
+                                    if res.ids is not None},
+                          machine_ad=slot_ad(self, slot))
         run = JobRun(f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}", job_lease(job), starter)
         starter.on_update = run.sampled  # usage samples stream to the shadow
         claim.job_ad = job

@@ -82,6 +82,10 @@ class Slot:
     memory: int
     disk: int
     kind: str = STATIC
+    # custom resources (lower-case name -> count) and, for those with ids, the ids the slot holds
+    # (a partitionable slot: all it was given, its dynamic slots' among them)
+    custom: dict[str, int] = field(default_factory=dict)
+    ids: dict[str, list[str]] = field(default_factory=dict)
     type_id: int = 0
     sub_id: int = 0  # dynamic slots: the k of slotN_k
     parent: Slot | None = None
@@ -120,6 +124,15 @@ class Slot:
         used = [(c.cpus, c.memory, c.disk) for c in self.children]
         return (self.cpus - sum(u[0] for u in used), self.memory - sum(u[1] for u in used),
                 self.disk - sum(u[2] for u in used))
+
+    def custom_left(self) -> dict[str, int]:
+        """A partitionable slot's custom resources not carved into dynamic slots (else its own)."""
+        return {r: n - sum(c.custom.get(r, 0) for c in self.children) for r, n in self.custom.items()}
+
+    def free_ids(self, resource: str) -> list[str]:
+        """The ids of ``resource`` no dynamic slot holds, in the order the slot was given them."""
+        taken = {i for c in self.children for i in c.ids.get(resource, ())}
+        return [i for i in self.ids.get(resource, ()) if i not in taken]
 
     def set_state(self, state: str, activity: str, now: float | None = None) -> None:
         now = time.time() if now is None else now

@@ -27,6 +27,7 @@ import psutil
 
 from htcd import jobenv
 from htcd.classad import ClassAd
+from htcd.starter import assigned as assigned_env
 from htcd.starter import cgroup as cgroups
 from htcd.starter import monitor, sandbox, users
 from htcd.starter.sandbox import clean_orphans
@@ -66,6 +67,8 @@ class Starter:
     on_update: Callable[[dict[str, Any]], None] | None = None  # gets each periodic usage sample
     on_sample: Callable[[dict[str, Any]], None] | None = None  # the startd's hook (policy) for each sample
     memory_mb: int = 0  # the slot's Memory: the job's memory limit (else its RequestMemory)
+    assigned: dict[str, list[str]] = field(default_factory=dict)  # custom resource -> the slot's ids (GPUs...)
+    machine_ad: ClassAd | None = None  # the slot's ad at the job's start: .machine.ad, $_CONDOR_MACHINE_AD
     running: RunningJob | None = None
     sandbox: str = ""
     killed: bool = False
@@ -107,9 +110,16 @@ class Starter:
         stdin_name = str(ad.get_value("In", "/dev/null") or "/dev/null")
         stdin = "/dev/null" if stdin_name == "/dev/null" else os.path.join(self.sandbox, safe_name(stdin_name))
         env = self._environment()
+        for name, ids in self.assigned.items():  # the job's ad says which devices are its own
+            if ids:
+                ad[f"Assigned{name}"] = ",".join(ids)
         with open(os.path.join(self.sandbox, ".job.ad"), "w") as f:
             f.write(ad.to_old() + "\n")
         env["_CONDOR_JOB_AD"] = os.path.join(self.sandbox, ".job.ad")
+        if self.machine_ad is not None:  # what the slot gives the job (Cpus, Memory, AssignedGPUs...)
+            with open(os.path.join(self.sandbox, ".machine.ad"), "w") as f:
+                f.write(self.machine_ad.to_old() + "\n")
+            env["_CONDOR_MACHINE_AD"] = os.path.join(self.sandbox, ".machine.ad")
         for p in (STDOUT, STDERR):
             open(os.path.join(self.sandbox, p), "wb").close()
         sandbox.chown_tree(self.sandbox, uid, gid)
@@ -143,6 +153,7 @@ class Starter:
                     "TMPDIR": self.sandbox, "TMP": self.sandbox, "TEMP": self.sandbox,
                     "BATCH_SYSTEM": "HTCondor"})
         env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+        env.update(assigned_env.environment(self.assigned, self._knob))
         return env
 
     def _make_cgroup(self, limit_mb: int) -> list[int]:

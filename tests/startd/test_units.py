@@ -69,7 +69,7 @@ def test_partitionable_slot_metaknob(pool_dir: Path) -> None:
     ("SLOT_TYPE_1 = cpus=5\nNUM_SLOTS_TYPE_1 = 1\n", "1: SLOT_TYPE_1", "ask for 5 cpus but the machine has 4"),
     ("SLOT_TYPE_1 = cpus=3\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_2 = cpus=auto\nNUM_SLOTS_TYPE_2 = 2\n",
      "3: SLOT_TYPE_2", "no cpus is left for its auto share"),
-    ("SLOT_TYPE_1 = gpus=2\nNUM_SLOTS_TYPE_1 = 1\n", "1: SLOT_TYPE_1", "is not resource=share"),
+    ("SLOT_TYPE_1 = gpus=2\nNUM_SLOTS_TYPE_1 = 1\n", "1: SLOT_TYPE_1", "gpus is not a resource of this machine"),
     ("SLOT_TYPE_1 = memory=lots\nNUM_SLOTS_TYPE_1 = 1\n", "1: SLOT_TYPE_1", "is not an amount"),
     ("SLOT_TYPE_1 = cpus=150%\nNUM_SLOTS_TYPE_1 = 1\n", "1: SLOT_TYPE_1", "not a percentage between 0 and 100"),
     ("SLOT_TYPE_1 = cpus=1/8\nNUM_SLOTS_TYPE_1 = 1\n", "1: SLOT_TYPE_1", "gives a slot no cpus"),
