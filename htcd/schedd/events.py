@@ -53,7 +53,10 @@ class EventLogs:
 
     def targets(self, job: Job) -> list[str]:
         path = job.get("UserLog")
-        targets = [p for p in (path if isinstance(path, str) else None, self.schedd.config.get("EVENT_LOG")) if p]
+        nodes_log = job.get("DAGManNodesLog")  # a DAG node's job: DAGMan follows its events there too
+        targets = [p for p in (path if isinstance(path, str) else None,
+                               nodes_log if isinstance(nodes_log, str) and nodes_log != path else None,
+                               self.schedd.config.get("EVENT_LOG")) if p]
         iwd = str(job.get("Iwd", "") or "")
         return [t if os.path.isabs(t) else os.path.join(iwd, t) for t in targets]
 
