@@ -108,6 +108,7 @@ class Engine:
         self.next_status_file = 0.0
         self.next_ad_update = 0.0
         self.last_table = ""
+        self.only_node: str | None = None
         self._after_start: list[Callable[[], object]] = []
         owner = pwd.getpwuid(os.geteuid()).pw_name
         from htcd.submit.templates import TemplateSet
@@ -407,6 +408,8 @@ class Engine:
         for w in warnings:
             self.out.line(f"Warning: node {node.name}: {w}")
         directory = self.jobs.node_dir(node)
+        if argv and not os.path.isabs(argv[0]) and os.path.exists(os.path.join(directory, argv[0])):
+            argv[0] = os.path.join(directory, argv[0])  # a script named relative to the node's DIR
         self.out.line(f"Running {script.kind.value} script of Node {node.name}...")
         while True:
             try:
@@ -537,7 +540,7 @@ class Engine:
                 warnings: list[str] = []
 
                 def build(cid: int, warnings: list[str] = warnings) -> tuple[dict[str, str], list[dict[str, str]]]:
-                    ads, w = self.jobs.build(node, cid, submit_file)
+                    ads, w = self.jobs.build(node, cid, submit_file, run.retry)
                     warnings.extend(w)
                     return ads
 
@@ -589,6 +592,8 @@ class Engine:
             if name is None:
                 continue
             run = self.run.nodes[name]
+            if self.only_node is not None and name != self.only_node:
+                continue  # after an abort only the FINAL node counts; the rest are being removed
             if run.cluster != ev.cluster or run.status is not NodeStatus.SUBMITTED:
                 continue  # an earlier try's job, or a node already decided
             self._event(self.dag.nodes[name], ev)
@@ -844,6 +849,7 @@ class Engine:
         saved, self.abort = self.abort, None
         aborted_status = self._dag_status
         self._dag_status = lambda: DagStatus.ABORT  # type: ignore[method-assign]
+        self.only_node = final.name
         try:
             self._start_final()
             while not self.removed and not self.shutdown:

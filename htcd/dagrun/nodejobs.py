@@ -73,7 +73,8 @@ class NodeJobs:
             self._cache[key] = desc
         return desc
 
-    def build(self, node: Node, cluster_id: int, submit_file: str | None = None) -> tuple[Ads, list[str]]:
+    def build(self, node: Node, cluster_id: int, submit_file: str | None = None,
+              retry: int = 0) -> tuple[Ads, list[str]]:
         """(cluster ad, proc ads) of the node's job for this cluster id, and the warnings."""
         desc = copy.copy(self.description(node, submit_file))
         ctx = self.ctx
@@ -82,8 +83,10 @@ class NodeJobs:
         if priority:
             before.append(Setting("priority", str(priority), 0))
         # VARS go before the submit description (DAGMAN_DEFAULT_APPEND_VARS = False) unless APPEND
-        before += [Setting(v.name, v.value, 0) for v in node.vars if v.position != "APPEND"]
-        after = [Setting(v.name, v.value, 0) for v in node.vars if v.position == "APPEND"]
+        # $(JOB) and $(RETRY) in a VARS value are the node's name and try (as DAGMan replaces them)
+        values = [(v, v.value.replace("$(JOB)", node.name).replace("$(RETRY)", str(retry))) for v in node.vars]
+        before += [Setting(v.name, value, 0) for v, value in values if v.position != "APPEND"]
+        after = [Setting(v.name, value, 0) for v, value in values if v.position == "APPEND"]
         after.append(Setting("batch_name", ctx.batch_name, 0))
         after.append(Setting("submit_event_notes", f"DAG Node: {node.name}", 0))
         if ctx.suppress_notification:

@@ -1,0 +1,165 @@
+"""The DAGMan job against a real personal pool: ordering, scripts and their macros, retries,
+PRE_SKIP, NOOP, DONE, VARS, ABORT-DAG-ON, FINAL, multi-proc nodes, category throttles, rescue."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.dagrun.dagtools import TRUE_JOB, executions, node_events, run_dag, write
+from pooltools import Pool
+
+from htcd.eventlog import EXECUTE, SUBMIT, TERMINATED
+
+
+def test_diamond_with_vars_and_script_macros(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {
+        "job.sub": "executable = /bin/sh\narguments = \"-c 'echo $(word) > out.$(nodename)'\"\n"
+                   "log = job.log\nqueue\n",
+        "pre.sh": "#!/bin/sh\necho \"$@\" >> pre.out\n",
+        "post.sh": "#!/bin/sh\necho \"$@\" >> post.out\n",
+        "diamond.dag": "JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nJOB D job.sub\n"
+                       "PARENT A CHILD B C\nPARENT B C CHILD D\n"
+                       "VARS ALL_NODES word=\"hello\" nodename=\"$(JOB)\"\nVARS B word=\"bee\"\n"
+                       "SCRIPT PRE ALL_NODES pre.sh $JOB $RETRY $MAX_RETRIES\n"
+                       "SCRIPT POST ALL_NODES post.sh $JOB $RETURN $JOBID\n",
+    })
+    done = run_dag(dag_pool, tmp_path, "diamond.dag")
+    out = (tmp_path / "diamond.dag.dagman.out").read_text()
+    assert done.returncode == 0, out[-3000:]
+    assert "EXITING WITH STATUS 0" in out and "DAG status: 0 (DAG_STATUS_OK)" in out
+    assert re.search(r"Submitting HTCondor Node A job\(s\)\.\.\.", out)
+    assert re.search(r"Event: ULOG_JOB_TERMINATED for HTCondor Node D \(\d+\.0\.0\)", out)
+    assert (tmp_path / "out.B").read_text() == "bee\n" and (tmp_path / "out.C").read_text() == "hello\n"
+    assert sorted((tmp_path / "pre.out").read_text().split("\n")[:-1]) == ["A 0 0", "B 0 0", "C 0 0", "D 0 0"]
+    posts = {line.split()[0]: line.split()[1:] for line in (tmp_path / "post.out").read_text().splitlines()}
+    assert {n: v[0] for n, v in posts.items()} == {"A": "0", "B": "0", "C": "0", "D": "0"}
+    assert all(re.fullmatch(r"\d+\.0", v[1]) for v in posts.values())
+    # the order: each node's job is submitted after its parents' jobs terminated
+    seen: dict[str, dict[int, int]] = {}
+    for i, (name, ev) in enumerate(node_events(tmp_path / "diamond.dag.nodes.log")):
+        seen.setdefault(name, {}).setdefault(ev.type, i)
+    for parent, child in (("A", "B"), ("A", "C"), ("B", "D"), ("C", "D")):
+        assert seen[parent][TERMINATED] < seen[child][SUBMIT]
+    assert not (tmp_path / "diamond.dag.lock").exists()
+    assert not list(tmp_path.glob("*.rescue*"))
+
+
+def test_retry_and_unless_exit_then_rescue_and_rerun(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {
+        # fails twice, then succeeds: the count is kept in a file of the node's directory
+        "flaky.sh": "#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count\n"
+                    "[ $n -ge 3 ]\n",
+        "flaky.sub": "executable = flaky.sh\nlog = job.log\nqueue\n",
+        "seven.sh": "#!/bin/sh\n[ -e fixed ] && exit 0\nexit 7\n",
+        "seven.sub": "executable = seven.sh\nlog = job.log\nqueue\n",
+        "job.sub": TRUE_JOB,
+        "r.dag": "JOB A flaky.sub\nJOB B seven.sub\nJOB C job.sub\nJOB D job.sub\n"
+                 "PARENT A CHILD B\nPARENT B CHILD C\n"
+                 "RETRY A 3\nRETRY B 5 UNLESS-EXIT 7\n",
+    })
+    first = run_dag(dag_pool, tmp_path, "r.dag")
+    out = (tmp_path / "r.dag.dagman.out").read_text()
+    assert first.returncode == 1, out[-3000:]
+    log = tmp_path / "r.dag.nodes.log"
+    assert executions(log) == {"A": 3, "B": 1, "D": 1}  # B not retried: UNLESS-EXIT 7
+    assert "Node B exited with the UNLESS-EXIT value 7: not retried" in out
+    rescue = (tmp_path / "r.dag.rescue001").read_text()
+    assert re.findall(r"^DONE (\S+)$", rescue, re.M) == ["A", "D"]
+    assert "#   B,<ENDLIST>" in rescue
+    assert "EXITING WITH STATUS 1" in out
+    (tmp_path / "fixed").write_text("")
+    second = run_dag(dag_pool, tmp_path, "r.dag")
+    assert second.returncode == 0, (tmp_path / "r.dag.dagman.out").read_text()[-3000:]
+    assert executions(log) == {"B": 1, "C": 1}  # only the rest ran
+
+
+def test_pre_skip_noop_done(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {
+        "job.sub": TRUE_JOB,
+        "skip.sh": "#!/bin/sh\nexit 3\n",
+        "post.sh": "#!/bin/sh\necho $1 $2 >> post.out\n",
+        "s.dag": "JOB A job.sub\nJOB B job.sub NOOP\nJOB C job.sub DONE\nJOB D job.sub\n"
+                 "PARENT A B C CHILD D\n"
+                 "SCRIPT PRE A skip.sh\nPRE_SKIP A 3\nSCRIPT POST A post.sh $JOB $RETURN\n"
+                 "SCRIPT POST B post.sh $JOB $RETURN\n",
+    })
+    done = run_dag(dag_pool, tmp_path, "s.dag")
+    out = (tmp_path / "s.dag.dagman.out").read_text()
+    assert done.returncode == 0, out[-3000:]
+    assert executions(tmp_path / "s.dag.nodes.log") == {"D": 1}
+    assert (tmp_path / "post.out").read_text() == "B 0\n"  # A's POST skipped with its job
+    assert "PRE_SKIP value" in out
+
+
+def test_abort_dag_on_and_final_node_sees_dag_status(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {
+        "five.sub": "executable = /bin/sh\narguments = \"-c 'exit 5'\"\nlog = job.log\nqueue\n",
+        "long.sub": "executable = /bin/sleep\narguments = 60\nlog = job.log\nqueue\n",
+        "final.sh": "#!/bin/sh\necho $1 $2 > final.out\nexit $1\n",
+        "a.dag": "JOB A five.sub\nJOB L long.sub\nJOB C five.sub\nPARENT A CHILD C\n"
+                 "ABORT-DAG-ON A 5 RETURN 9\nFINAL F five.sub NOOP\nSCRIPT POST F final.sh $DAG_STATUS $FAILED_COUNT\n",
+    })
+    done = run_dag(dag_pool, tmp_path, "a.dag")
+    out = (tmp_path / "a.dag.dagman.out").read_text()
+    assert (tmp_path / "final.out").read_text() == "3 1\n", out[-3000:]
+    assert done.returncode == 9, out[-3000:]  # the FINAL node failed: the abort's RETURN value stands
+    assert "Aborting DAG because we got the ABORT exit value" in out
+    events = node_events(tmp_path / "a.dag.nodes.log")
+    assert any(name == "L" and ev.type == 9 for name, ev in events)  # L's job was removed
+    assert not any(name == "C" for name, _ in events)
+    assert "DAG status: 3 (DAG_STATUS_ABORT)" in out
+
+
+def test_final_node_success_makes_the_dag_succeed(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {
+        "fail.sub": "executable = /bin/false\nlog = job.log\nqueue\n",
+        "job.sub": TRUE_JOB,
+        "final.sh": "#!/bin/sh\necho $1 $2 > final.out\n",
+        "f.dag": "JOB A fail.sub\nJOB B job.sub\nPARENT A CHILD B\nFINAL F job.sub\n"
+                 "SCRIPT PRE F final.sh $DAG_STATUS $FAILED_COUNT\n",
+    })
+    done = run_dag(dag_pool, tmp_path, "f.dag")
+    out = (tmp_path / "f.dag.dagman.out").read_text()
+    assert done.returncode == 0, out[-3000:]
+    assert (tmp_path / "final.out").read_text() == "2 1\n"
+    assert executions(tmp_path / "f.dag.nodes.log") == {"A": 1, "F": 1}
+
+
+def test_multi_proc_node_and_category_maxjobs(dag_pool: Pool, tmp_path: Path) -> None:
+    nodes = [f"N{i}" for i in range(6)]
+    write(tmp_path, {
+        "three.sub": "executable = /bin/sleep\narguments = 0.3\nlog = job.log\nqueue 3\n",
+        "c.dag": "".join(f"JOB {n} three.sub\nCATEGORY {n} slow\n" for n in nodes) + "MAXJOBS slow 2\n",
+    })
+    done = run_dag(dag_pool, tmp_path, "c.dag")
+    out = (tmp_path / "c.dag.dagman.out").read_text()
+    assert done.returncode == 0, out[-3000:]
+    events = node_events(tmp_path / "c.dag.nodes.log")
+    assert executions(tmp_path / "c.dag.nodes.log") == {n: 3 for n in nodes}
+    in_queue: dict[str, int] = {}
+    most = 0
+    for name, ev in events:
+        if ev.type == SUBMIT:
+            in_queue[name] = in_queue.get(name, 0) + 1
+        elif ev.type == TERMINATED:
+            in_queue[name] -= 1
+            if not in_queue[name]:
+                del in_queue[name]
+        most = max(most, len(in_queue))
+    assert most == 2  # never more than MAXJOBS nodes of the category at once, and the limit used
+    assert sum(1 for _, ev in events if ev.type == EXECUTE) == 18
+
+
+def test_failed_proc_removes_the_rest_of_the_cluster(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {
+        "mixed.sub": "executable = /bin/sh\narguments = \"-c 'if [ $(Process) = 0 ]; then exit 4; fi; sleep 60'\"\n"
+                     "log = job.log\nqueue 3\n",
+        "post.sh": "#!/bin/sh\necho \"$@\" > post.out\nexit 0\n",
+        "m.dag": "JOB M mixed.sub\nSCRIPT POST M post.sh $RETURN $JOB_ABORT_COUNT $JOB_COUNT\n",
+    })
+    done = run_dag(dag_pool, tmp_path, "m.dag")
+    out = (tmp_path / "m.dag.dagman.out").read_text()
+    assert done.returncode == 0, out[-3000:]  # the POST script decides
+    assert (tmp_path / "post.out").read_text() == "4 2 3\n"
+    assert "removing the node's remaining procs" in out
