@@ -53,6 +53,13 @@ ULOG_NAMES = {0: "ULOG_SUBMIT", 1: "ULOG_EXECUTE", 2: "ULOG_EXECUTABLE_ERROR", 4
               22: "ULOG_JOB_DISCONNECTED", 23: "ULOG_JOB_RECONNECTED"}
 
 
+def _script_path(exe: str, directory: str) -> str:
+    """A script named relative to the node's DIR is found there (else on PATH)."""
+    if not os.path.isabs(exe) and os.path.exists(os.path.join(directory, exe)):
+        return os.path.join(directory, exe)
+    return exe
+
+
 @dataclass
 class Track:
     """The engine's view of one node's current try: its procs and what they returned."""
@@ -408,8 +415,8 @@ class Engine:
         for w in warnings:
             self.out.line(f"Warning: node {node.name}: {w}")
         directory = self.jobs.node_dir(node)
-        if argv and not os.path.isabs(argv[0]) and os.path.exists(os.path.join(directory, argv[0])):
-            argv[0] = os.path.join(directory, argv[0])  # a script named relative to the node's DIR
+        if argv:
+            argv[0] = _script_path(argv[0], directory)
         self.out.line(f"Running {script.kind.value} script of Node {node.name}...")
         while True:
             try:

@@ -7,7 +7,6 @@ from collections.abc import Callable
 import pytest
 from pooltools import Pool
 
-
 # quick matches: DAG tests wait on job after job
 DAG_POOL_KNOBS = {"NUM_CPUS": "4", "NEGOTIATOR_INTERVAL": "1", "UPDATE_INTERVAL": "2"}
 

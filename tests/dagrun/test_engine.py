@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.dagrun.dagtools import TRUE_JOB, executions, node_events, run_dag, write
 from pooltools import Pool
 
 from htcd.eventlog import EXECUTE, SUBMIT, TERMINATED
+from tests.dagrun.dagtools import TRUE_JOB, executions, node_events, run_dag, write
 
 
 def test_diamond_with_vars_and_script_macros(dag_pool: Pool, tmp_path: Path) -> None:
