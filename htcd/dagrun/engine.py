@@ -19,7 +19,9 @@ import pwd
 import signal
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from htcd import eventlog
 from htcd.client.schedd import ScheddClient
@@ -40,6 +42,8 @@ from htcd.dagrun.nodejobs import JobContext, NodeJobs
 from htcd.dagrun.outfile import DagmanOut
 from htcd.errors import UserError
 from htcd.wire.address import Address
+
+T = TypeVar("T")
 
 # $RETURN values DAGMan gives when no job exit code exists (HTCondor's dag.h)
 SUBMIT_FAILED, JOB_ABORTED, JOB_SKIPPED = -1001, -1002, -1004
@@ -109,6 +113,7 @@ class Engine:
         self.final_started = False
         self.follower = eventlog.LogFollower(paths.nodes_log)
         self.client: ScheddClient | None = None
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedd-client")
         self.jobstate_seq = 0
         self.jobstate_fd = os.open(dag.jobstate_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) \
             if dag.jobstate_log else None
@@ -154,6 +159,7 @@ class Engine:
                 task.cancel()
             if self.client is not None:
                 self.client.close()
+            self.executor.shutdown(wait=False, cancel_futures=True)
             self.out.close()
             self.journal.close()
             if self.jobstate_fd is not None:
@@ -513,6 +519,10 @@ class Engine:
             return
         self._spawn(self._submit(node))
 
+    async def _call(self, fn: Callable[[], T]) -> T:
+        """A blocking client call, on the one thread that owns the schedd connection."""
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn)
+
     def _client(self) -> ScheddClient:
         if self.client is None:
             if self.schedd_address is None:
@@ -552,7 +562,7 @@ class Engine:
                     return ads
 
                 try:
-                    done = await asyncio.to_thread(self._client().submit, build)
+                    done = await self._call(lambda: self._client().submit(build))
                 except UserError as exc:
                     error = str(exc)
                 except Exception as exc:  # a submit description error: no point in retrying
@@ -681,7 +691,7 @@ class Engine:
 
     async def _remove_ids(self, ids: list[str], reason: str, constraint: str | None = None) -> None:
         try:
-            await asyncio.to_thread(self._client().act, "remove", ids, constraint, reason)
+            await self._call(lambda: self._client().act("remove", ids, constraint, reason))
         except UserError as exc:
             self.out.line(f"ERROR: could not remove jobs: {exc}")
 
@@ -790,7 +800,7 @@ class Engine:
         attrs = self.ad_attrs()
         job = f"{self.dagman_id[0]}.{self.dagman_id[1]}"
         try:
-            await asyncio.to_thread(self._client().set_attributes, [job], None, attrs)
+            await self._call(lambda: self._client().set_attributes([job], None, attrs))
         except UserError as exc:
             self.out.line(f"Warning: could not update the DAGMan job's ad: {exc}")
 
