@@ -388,6 +388,8 @@ class Engine:
         self.final_started = True
         final = self.dag.final
         assert final is not None
+        status = int(self._dag_status())
+        self.out.line(f"DAG status: {status} ({STATUS_NAMES[status]})")
         self.out.line(f"Starting final node {final.name}...")
         self._start_node(final)
 
