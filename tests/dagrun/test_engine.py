@@ -163,3 +163,25 @@ def test_failed_proc_removes_the_rest_of_the_cluster(dag_pool: Pool, tmp_path: P
     assert done.returncode == 0, out[-3000:]  # the POST script decides
     assert (tmp_path / "post.out").read_text() == "4 2 3\n"
     assert "removing the node's remaining procs" in out
+
+
+def test_node_jobs_carry_dagman_attributes_and_the_dag_job_ad_is_updated(dag_pool: Pool, tmp_path: Path) -> None:
+    # a held job stands in for the DAGMan job the schedd would run (its id comes in CONDOR_ID)
+    (tmp_path / "standin.sub").write_text("executable = /bin/true\nhold = true\nqueue\n")
+    dagman = int(dag_pool.htcd("submit", "-terse", str(tmp_path / "standin.sub")).stdout.split(".")[0])
+    write(tmp_path, {"job.sub": TRUE_JOB, "ad.dag": "JOB A job.sub\nJOB B job.sub\nPARENT A CHILD B\nPRIORITY B 7\n"
+                     "SET_JOB_ATTR Color = \"blue\"\n"})
+    try:
+        done = run_dag(dag_pool, tmp_path, "ad.dag", env={"CONDOR_ID": f"{dagman}.0"})
+        assert done.returncode == 0, (tmp_path / "ad.dag.dagman.out").read_text()[-3000:]
+        ad = dag_pool.htcd("q", f"{dagman}.0", "-af", "DAG_NodesTotal", "DAG_NodesDone", "DAG_NodesFailed",
+                           "DAG_Status", "DAG_JobsSubmitted", "DAG_JobsCompleted").stdout.split()
+        assert ad == ["2", "2", "0", "0", "2", "2"]
+        rows = dag_pool.htcd("history", "-constraint", f"DAGManJobId == {dagman}", "-af", "DAGNodeName",
+                             "DAGParentNodeNames", "JobBatchName", "JobPrio", "Color", "DAGManNodesLog").stdout
+        by_node = {line.split()[0]: line.split()[1:] for line in rows.splitlines()}
+        log = str(tmp_path / "ad.dag.nodes.log")
+        assert by_node == {"A": ["undefined", f"ad.dag+{dagman}", "0", "blue", log],
+                           "B": ["A", f"ad.dag+{dagman}", "7", "blue", log]}
+    finally:
+        dag_pool.htcd("rm", str(dagman))
