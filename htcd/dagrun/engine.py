@@ -48,7 +48,8 @@ T = TypeVar("T")
 # $RETURN values DAGMan gives when no job exit code exists (HTCondor's dag.h)
 SUBMIT_FAILED, JOB_ABORTED, JOB_SKIPPED = -1001, -1002, -1004
 POLL_INTERVAL = 0.05  # seconds between reads of the nodes log (HTCondor scans every 5 s)
-AD_UPDATE_INTERVAL = 2.0  # the DAG job's own ad is updated at most this often
+AD_UPDATE_INTERVAL = 2.0
+PERIODIC_INTERVAL = 0.5  # the status table (when it changed) and the node status file are looked at this often  # the DAG job's own ad is updated at most this often
 STATUS_NAMES = {0: "DAG_STATUS_OK", 1: "DAG_STATUS_ERROR", 2: "DAG_STATUS_NODE_FAILED",
                 3: "DAG_STATUS_ABORT", 4: "DAG_STATUS_RM", 5: "DAG_STATUS_CYCLE", 6: "DAG_STATUS_HALTED"}
 ULOG_NAMES = {0: "ULOG_SUBMIT", 1: "ULOG_EXECUTE", 2: "ULOG_EXECUTABLE_ERROR", 4: "ULOG_JOB_EVICTED",
@@ -118,6 +119,7 @@ class Engine:
         self.jobstate_fd = os.open(dag.jobstate_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) \
             if dag.jobstate_log else None
         self.next_status_file = 0.0
+        self.next_periodic = 0.0
         self.next_ad_update = 0.0
         self.last_table = ""
         self.only_node: str | None = None
@@ -768,6 +770,9 @@ class Engine:
 
     def _periodic(self, force: bool = False) -> None:
         now = time.time()
+        if not force and now < self.next_periodic:
+            return
+        self.next_periodic = now + PERIODIC_INTERVAL
         table = status_table(self.run)
         body = table.split("\n", 1)[1] if "\n" in table else table
         strip = "\n".join(line[18:] for line in body.splitlines())

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import resource
+import time
 from typing import TextIO
 
 from htcd.config import Config
@@ -37,6 +39,7 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
         os.chdir(os.path.dirname(dag_file))
         dag_file = os.path.basename(dag_file)
     base_dir = os.getcwd()
+    started = time.perf_counter()
     try:
         dag = parse_dag(dag_file, cwd=base_dir)
     except DagError as exc:
@@ -46,6 +49,12 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
     settings = DagmanSettings.load(cfg.get, os.path.join(base_dir, dag.config) if dag.config else args.config,
                                    args.overrides())
     paths = files.dag_paths(dag_file, args.lock_file, args.outfile_dir, settings.default_node_log)
+    if args.no_submit:  # parse and check only: nothing is submitted, no file is written
+        seconds = time.perf_counter() - started
+        rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(f"{dag_file}: {len(dag.nodes)} nodes, {dag.edge_count()} edges parsed in {seconds:.2f} s; "
+              f"max RSS {rss_kb} KB")
+        return 0
     recovering = files.take_lock(paths.lock) or args.do_recovery
     try:
         journal_state = read_journal(paths.journal) if recovering else JournalState()
