@@ -185,3 +185,14 @@ def test_node_jobs_carry_dagman_attributes_and_the_dag_job_ad_is_updated(dag_poo
                            "B": ["A", f"ad.dag+{dagman}", "7", "blue", log]}
     finally:
         dag_pool.htcd("rm", str(dagman))
+
+
+def test_subdag_external_node_runs_the_inner_dag(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {"job.sub": TRUE_JOB, "inner.dag": "JOB X job.sub\nJOB Y job.sub\nPARENT X CHILD Y\n",
+                     "outer.dag": "JOB A job.sub\nSUBDAG EXTERNAL S inner.dag\nPARENT A CHILD S\n"})
+    done = run_dag(dag_pool, tmp_path, "outer.dag")
+    assert done.returncode == 0, (tmp_path / "outer.dag.dagman.out").read_text()[-3000:]
+    assert (tmp_path / "inner.dag.condor.sub").exists()
+    assert executions(tmp_path / "outer.dag.nodes.log") == {"A": 1, "S": 1}
+    assert executions(tmp_path / "inner.dag.nodes.log") == {"X": 1, "Y": 1}
+    assert "EXITING WITH STATUS 0" in (tmp_path / "inner.dag.dagman.out").read_text()
