@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pooltools import clean_env, wait_for
 
-from htcd.schedd import userlog
 from htcd.eventlog import LogFollower, job_states, parse_events, read_events
+from htcd.schedd import userlog
 
 WHEN = 1_790_000_000.0
 
