@@ -196,3 +196,50 @@ def test_subdag_external_node_runs_the_inner_dag(dag_pool: Pool, tmp_path: Path)
     assert executions(tmp_path / "outer.dag.nodes.log") == {"A": 1, "S": 1}
     assert executions(tmp_path / "inner.dag.nodes.log") == {"X": 1, "Y": 1}
     assert "EXITING WITH STATUS 0" in (tmp_path / "inner.dag.dagman.out").read_text()
+
+
+def test_maxjobs_hold_script_status_file_and_jobstate_log(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {
+        "job.sub": "executable = /bin/sleep\narguments = 0.3\nlog = job.log\nqueue\n",
+        "held.sub": "executable = /bin/sleep\narguments = 4\nlog = job.log\nqueue\n",
+        "hold.sh": "#!/bin/sh\necho $1 > hold.out\n",
+        "m.dag": "JOB A job.sub\nJOB B job.sub\nJOB C job.sub\nJOB H held.sub\nPARENT A CHILD B C H\n"
+                 "SCRIPT HOLD H hold.sh $JOB\nNODE_STATUS_FILE m.status 1\nJOBSTATE_LOG m.jobstate\n",
+    })
+    from tests.dagrun.dagtools import start_dag
+
+    proc = start_dag(dag_pool, tmp_path, "m.dag", "-MaxJobs", "1")
+    try:
+        from pooltools import wait_for
+
+        def h_cluster() -> str | None:
+            return next((str(ev.cluster) for name, ev in node_events(tmp_path / "m.dag.nodes.log")
+                         if name == "H" and ev.type == SUBMIT), None)
+
+        wait_for(h_cluster, 60, "node H's job submitted")
+        dag_pool.htcd("hold", str(h_cluster()))
+        wait_for(lambda: (tmp_path / "hold.out").exists(), 60, "the HOLD script of node H")
+        assert (tmp_path / "hold.out").read_text() == "H\n"
+        out = (tmp_path / "m.dag.dagman.out").read_text()
+        assert f"Event: ULOG_JOB_HELD for HTCondor Node H ({h_cluster()}.0.0)" in out
+        assert re.search(r"Node H job proc \(\d+\.0\.0\) held: .+", out)
+        dag_pool.htcd("release", str(h_cluster()))
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    in_queue: set[str] = set()
+    most = 0
+    for name, ev in node_events(tmp_path / "m.dag.nodes.log"):
+        if ev.type == SUBMIT:
+            in_queue.add(name)
+        elif ev.type == TERMINATED:
+            in_queue.discard(name)
+        most = max(most, len(in_queue))
+    assert most == 1  # -MaxJobs 1: one node job in the queue at a time
+    status = (tmp_path / "m.status").read_text()
+    assert 'Node = "H";' in status and "NodeStatus = 5;" in status
+    states = (tmp_path / "m.jobstate").read_text().splitlines()
+    assert any(" H JOB_HELD " in line for line in states) and any(" A EXECUTE " in line for line in states)
+    assert "DAGMAN_FINISHED" in states[-1]
