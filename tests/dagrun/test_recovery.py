@@ -126,3 +126,27 @@ def test_unknown_argument_and_missing_dag_refused(tmp_path: Path) -> None:
     assert none.returncode == 1 and "no DAG file given (-Dag FILE)" in none.stderr
     missing = subprocess.run(dagman_argv("nope.dag"), cwd=tmp_path, env=env, capture_output=True, text=True)
     assert missing.returncode == 1 and "nope.dag" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_submit_sent_before_the_kill_is_found_not_repeated(dag_pool: Pool, tmp_path: Path) -> None:
+    """The journal says B's submit was sent, no SUBMITTED line followed (killed in between), and
+    the schedd has the job: the restart adopts it instead of submitting B again."""
+    _chain(tmp_path)
+    log = tmp_path / "chain.dag.nodes.log"
+    first = run_dag(dag_pool, tmp_path, "chain.dag")  # a whole run, for A's journal lines
+    assert first.returncode == 0
+    journal = (tmp_path / "chain.dag.dagman.journal").read_text().splitlines()
+    keep = journal[:journal.index("DONE A") + 1]
+    log.write_text("".join(ev.raw for name, ev in node_events(log) if name == "A"))
+    (tmp_path / "chain.dag.dagman.journal").write_text("\n".join([*keep, "SUBMITTING B 0"]) + "\n")
+    (tmp_path / "chain.dag.lock").write_text("999999999\n")  # its DAGMan is gone
+    (tmp_path / "b.sub").write_text(f'executable = /bin/sleep\narguments = 1\nlog = job.log\n'
+                                    f'+DAGNodeName = "B"\n+DAGManNodesLog = "{log}"\n'
+                                    f'submit_event_notes = DAG Node: B\nqueue\n')
+    cluster = dag_pool.htcd("submit", "-terse", str(tmp_path / "b.sub")).stdout.split(".")[0]
+    again = run_dag(dag_pool, tmp_path, "chain.dag")
+    out = _out(tmp_path)
+    assert again.returncode == 0, out[-3000:]
+    assert f"Node B: its submit was sent before the restart: job {cluster}" in out
+    assert executions(log) == {n: 1 for n in "ABCDE"}
+    assert [name for name, ev in node_events(log) if ev.type == 0].count("B") == 1
