@@ -123,6 +123,7 @@ class Engine:
         self.next_ad_update = 0.0
         self.last_table = ""
         self.only_node: str | None = None
+        self.scripts: set[asyncio.subprocess.Process] = set()  # PRE/POST/HOLD scripts running
         self._after_start: list[Callable[[], object]] = []
         owner = pwd.getpwuid(os.geteuid()).pw_name
         from htcd.submit.templates import TemplateSet
@@ -433,7 +434,11 @@ class Engine:
                 proc = await asyncio.create_subprocess_exec(
                     *argv, cwd=directory, stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
-                rc = await proc.wait()
+                self.scripts.add(proc)
+                try:
+                    rc = await proc.wait()
+                finally:
+                    self.scripts.discard(proc)
             except OSError as exc:
                 self.out.line(f"{script.kind.value} script of node {node.name} could not be run: {exc}")
                 return 1
@@ -822,9 +827,12 @@ class Engine:
         if self.shutdown:
             self.out.line("**** htcd dagman EXITING (schedd shutdown): recovery on restart")
             return 0
-        for task in list(self.tasks):
-            if self.removed or self.abort:
+        if self.removed or self.abort:
+            for task in list(self.tasks):
                 task.cancel()
+            for script in list(self.scripts):  # the scripts of nodes that will not finish now
+                with contextlib.suppress(ProcessLookupError):
+                    script.kill()
         services = [str(r.cluster) for n, r in self.run.nodes.items()
                     if self.dag.nodes[n].kind is NodeKind.SERVICE and r.cluster is not None and r.cluster >= 0
                     and r.status is NodeStatus.SUBMITTED]
