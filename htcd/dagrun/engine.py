@@ -843,8 +843,8 @@ class Engine:
             why = "DAG removed" if self.removed else f"DAG aborted: {self.abort[1] if self.abort else ''}"
             self.out.line("Removing any/all submitted HTCondor jobs...")
             await self._remove_ids([], why, self._remove_constraint())
-            if self.abort and self.dag.final is not None and not self.final_started:
-                await self._run_final_alone()
+            if self.dag.final is not None and not self.final_started:
+                await self._run_final_alone(DagStatus.RM if self.removed else DagStatus.ABORT)
         status = self._dag_status()
         final_ok: bool | None = None
         if self.dag.final is not None and self.final_started:
@@ -874,13 +874,14 @@ class Engine:
                       f"EXITING WITH STATUS {code}")
         return code
 
-    async def _run_final_alone(self) -> None:
-        """After an abort: the FINAL node still runs, with DAG_STATUS 3."""
+    async def _run_final_alone(self, status: DagStatus) -> None:
+        """After an abort or a removal the FINAL node still runs, with DAG_STATUS 3 or 4."""
         final = self.dag.final
         assert final is not None
         saved, self.abort = self.abort, None
+        saved_removed, self.removed = self.removed, False
         aborted_status = self._dag_status
-        self._dag_status = lambda: DagStatus.ABORT  # type: ignore[method-assign]
+        self._dag_status = lambda: status  # type: ignore[method-assign]
         self.only_node = final.name
         try:
             self._start_final()
@@ -895,6 +896,7 @@ class Engine:
         finally:
             self._dag_status = aborted_status  # type: ignore[method-assign]
             self.abort = saved
+            self.removed = saved_removed or self.removed
 
     def _write_rescue(self, failed: list[str]) -> None:
         if not self.settings.write_partial_rescue and not failed:

@@ -87,7 +87,9 @@ def test_sigterm_leaves_jobs_and_lock_and_the_restart_recovers(dag_pool: Pool, t
 
 def test_sigusr1_removes_the_node_jobs_and_writes_a_rescue_dag(dag_pool: Pool, tmp_path: Path) -> None:
     write(tmp_path, {"job.sub": TRUE_JOB, "long.sub": "executable = /bin/sleep\narguments = 60\nlog = job.log\nqueue\n",
-                     "rm.dag": "JOB A job.sub\nJOB L long.sub\nJOB C job.sub\nPARENT A L CHILD C\n"})
+                     "final.sh": "#!/bin/sh\necho $1 > final.out\n",
+                     "rm.dag": "JOB A job.sub\nJOB L long.sub\nJOB C job.sub\nPARENT A L CHILD C\n"
+                               "FINAL F job.sub NOOP\nSCRIPT POST F final.sh $DAG_STATUS\n"})
     log = tmp_path / "rm.dag.nodes.log"
     proc = start_dag(dag_pool, tmp_path, "rm.dag")
     wait_for(lambda: executions(log)["L"] == 1 and (tmp_path / "rm.dag.dagman.out").read_text().count("succeeded") == 1,
@@ -98,6 +100,7 @@ def test_sigusr1_removes_the_node_jobs_and_writes_a_rescue_dag(dag_pool: Pool, t
     assert "DAG status: 4 (DAG_STATUS_RM)" in out
     wait_for(lambda: any(n == "L" and ev.type == 9 for n, ev in node_events(log)), 30, "L's job removed")
     assert "DONE A" in (tmp_path / "rm.dag.rescue001").read_text()
+    assert (tmp_path / "final.out").read_text() == "4\n"  # the FINAL node ran, with DAG_STATUS 4
     assert not (tmp_path / "rm.dag.lock").exists()
 
 
