@@ -6,7 +6,6 @@ each becomes a one-line import change once the real ones exist."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
@@ -56,7 +55,7 @@ class DagmanSettings:
                     key = name.strip().lower()
                     if sep and key.startswith("dagman_"):
                         values[key[len("dagman_"):]] = value.strip()
-        values.update({k.lower(): v for k, v in overrides.items()})
+        values.update({k.lower().removeprefix("dagman_"): v for k, v in overrides.items()})
         out = cls()
         for f in fields(cls):
             if f.name not in values:
@@ -99,25 +98,27 @@ def jobstate_line(event: str, node: str | None, job_id: str | None, *, now: floa
     node_text = node or "INTERNAL"
     job = job_id or "-"
     tail = f" {extra}" if extra else ""
-    return f"{int(now)} {node_text} {event} {job} - {sequence}{tail}\n"
+    return f"{int(now)} {node_text} {event} {job} - {sequence}{tail}"
 
 
 def status_table(run: DagRun) -> str:
-    """The "Of N nodes total:" block of dagman.out."""
+    """The DAG status line, the "Of N nodes total:" block and the held-procs line, unstamped."""
     c = run.count
-    stamp = time.strftime("%m/%d/%y %H:%M:%S")
-    done, pre, queued, post = c(NodeStatus.DONE), c(NodeStatus.PRERUN), c(NodeStatus.SUBMITTED), \
-        c(NodeStatus.POSTRUN)
-    ready, unready, failed, futile = c(NodeStatus.READY), c(NodeStatus.NOT_READY), \
-        c(NodeStatus.ERROR), c(NodeStatus.FUTILE)
-    return (f"{stamp} Of {len(run.nodes)} nodes total:\n"
-            f"{stamp}  Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile\n"
-            f"{stamp}   ===     ===      ===     ===     ===        ===      ===      ===\n"
-            f"{stamp} {done:5d} {pre:7d} {queued:8d} {post:7d} {ready:7d} {unready:10d} "
-            f"{failed:8d} {futile:8d}\n")
+    row = (f"{c(NodeStatus.DONE):5d}   {c(NodeStatus.PRERUN):5d}    {c(NodeStatus.SUBMITTED):5d}   "
+           f"{c(NodeStatus.POSTRUN):5d}   {c(NodeStatus.READY):5d}      {c(NodeStatus.NOT_READY):5d}    "
+           f"{c(NodeStatus.ERROR):5d}    {c(NodeStatus.FUTILE):5d}")
+    held = sum(n.procs_held for n in run.nodes.values())
+    return "\n".join([
+        f"DAG status: {int(run.dag_status)} (DAG_STATUS_{run.dag_status.name})",
+        f"Of {len(run.nodes)} nodes total:",
+        " Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile",
+        "  ===     ===      ===     ===     ===        ===      ===      ===",
+        row,
+        f"{held} job proc(s) currently held",
+    ]) + "\n"
 
 
-def write_condor_sub(dag_file: str, options: dict[str, str]) -> str:
+def write_condor_sub(dag_file: str, options: object | None = None) -> str:
     """``<dag>.condor.sub`` for a SUBDAG EXTERNAL node: a scheduler-universe job running
     ``htcd dagman`` on the sub-DAG."""
     import sys

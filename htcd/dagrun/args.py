@@ -64,18 +64,18 @@ class DagmanArgs:
     no_submit: bool = False
 
     def overrides(self) -> dict[str, str]:
-        """The DAGMAN_* knobs the command line sets (lower case, without the prefix)."""
+        """The DAGMAN_* knobs the command line sets (``{"DAGMAN_MAX_JOBS_IDLE": "10"}``)."""
         out: dict[str, str] = {}
         for attr, knob in (("max_idle", "max_jobs_idle"), ("max_jobs", "max_jobs_submitted"),
                            ("max_pre", "max_pre_scripts"), ("max_post", "max_post_scripts"),
                            ("debug", "verbosity")):
             value = getattr(self, attr)
             if value is not None:
-                out[knob] = str(value)
+                out["DAGMAN_" + knob.upper()] = str(value)
         if self.auto_rescue is not None:
-            out["auto_rescue"] = "true" if self.auto_rescue else "false"
+            out["DAGMAN_AUTO_RESCUE"] = "true" if self.auto_rescue else "false"
         if self.suppress_notification is not None:
-            out["suppress_notification"] = "true" if self.suppress_notification else "false"
+            out["DAGMAN_SUPPRESS_NOTIFICATION"] = "true" if self.suppress_notification else "false"
         return out
 
 

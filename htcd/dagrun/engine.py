@@ -120,6 +120,7 @@ class Engine:
             if dag.jobstate_log else None
         self.next_status_file = 0.0
         self.next_periodic = 0.0
+        self.ending = False  # the end's DAG status is set: the status table no longer derives it
         self.next_ad_update = 0.0
         self.last_table = ""
         self.only_node: str | None = None
@@ -547,7 +548,7 @@ class Engine:
         if node.kind is NodeKind.SUBDAG and node.dag_file is not None:
             dag_path = os.path.join(self.jobs.node_dir(node), node.dag_file)
             if self.settings.generate_subdag_submits:
-                submit_file = os.path.basename(write_condor_sub(dag_path, {}))
+                submit_file = os.path.basename(write_condor_sub(dag_path, None))
         if node.kind is NodeKind.FINAL:
             node_vars_backup = list(node.vars)
             from htcd.dagman.model import Var
@@ -770,20 +771,20 @@ class Engine:
         if self.jobstate_fd is None:
             return
         self.jobstate_seq += 1
-        os.write(self.jobstate_fd, jobstate_line(event, node, job_id, now=time.time(),
-                                                 sequence=self.jobstate_seq, extra=extra).encode())
+        os.write(self.jobstate_fd, (jobstate_line(event, node, job_id, now=time.time(),
+                                                  sequence=self.jobstate_seq, extra=extra) + "\n").encode())
 
     def _periodic(self, force: bool = False) -> None:
         now = time.time()
         if not force and now < self.next_periodic:
             return
         self.next_periodic = now + PERIODIC_INTERVAL
+        if not self.ending:
+            self.run.dag_status = self._dag_status()
         table = status_table(self.run)
-        body = table.split("\n", 1)[1] if "\n" in table else table
-        strip = "\n".join(line[18:] for line in body.splitlines())
-        if strip != self.last_table or force:
-            self.last_table = strip
-            self.out.block(table)
+        if table != self.last_table or force:
+            self.last_table = table
+            self.out.line(table.rstrip("\n"))
         sf = self.dag.node_status_file
         if sf is not None and (force or now >= self.next_status_file):
             self.next_status_file = now + max(1, sf.min_update_time)
@@ -861,6 +862,7 @@ class Engine:
         else:
             code = 0
         self.run.dag_status = status
+        self.ending = True
         self._periodic(force=True)
         if self.dagman_id[0]:
             await self._update_ad()

@@ -18,9 +18,5 @@ class DagmanOut:
         stamp = self.stamp()
         os.write(self.fd, "".join(f"{stamp} {part}\n" for part in text.split("\n")).encode())
 
-    def block(self, text: str) -> None:
-        """Text whose lines carry their own time stamps (the status table)."""
-        os.write(self.fd, text.encode() if text.endswith("\n") else (text + "\n").encode())
-
     def close(self) -> None:
         os.close(self.fd)

@@ -46,8 +46,11 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
         raise UserError(f"cannot run the DAG: {exc}") from None
     except OSError as exc:
         raise UserError(f"cannot read the DAG file {dag_file}: {exc.strerror}") from None
-    settings = DagmanSettings.load(cfg.get, os.path.join(base_dir, dag.config) if dag.config else args.config,
-                                   args.overrides())
+    try:
+        settings = DagmanSettings.load(cfg.get, os.path.join(base_dir, dag.config) if dag.config else args.config,
+                                       args.overrides())
+    except (DagError, ValueError) as exc:
+        raise UserError(f"DAGMan settings: {exc}") from None
     paths = files.dag_paths(dag_file, args.lock_file, args.outfile_dir, settings.default_node_log)
     if args.no_submit:  # parse and check only: nothing is submitted, no file is written
         seconds = time.perf_counter() - started
