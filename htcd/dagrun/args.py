@@ -20,6 +20,8 @@ _VALUED: dict[str, tuple[str, str]] = {
     "-priority": ("priority", "int"), "-batch-name": ("batch_name", "str"),
     "-debug": ("debug", "int"), "-notification": ("notification", "str"),
     "-p": ("port", "int"), "-config": ("config", "str"), "-load_save": ("load_save", "str"),
+    "-rescuefile": ("rescue_file", "str"), "-include_env": ("include_env", "list"),
+    "-insert_env": ("insert_env", "list"), "-submitmethod": ("submit_method", "int"),
 }
 _SWITCHES: dict[str, tuple[str, object]] = {
     "-f": ("foreground", True), "-suppress_notification": ("suppress_notification", True),
@@ -28,6 +30,7 @@ _SWITCHES: dict[str, tuple[str, object]] = {
     "-allowversionmismatch": ("allow_version_mismatch", True), "-import_env": ("import_env", True),
     "-verbose": ("verbose", True), "-dontalwaysrunpost": ("always_run_post", False),
     "-alwaysrunpost": ("always_run_post", True), "-no_submit": ("no_submit", True),
+    "-do_recurse": ("do_recurse", True), "-update_submit": ("update_submit", True),
 }
 
 
@@ -62,6 +65,12 @@ class DagmanArgs:
     verbose: bool = False
     always_run_post: bool = False
     no_submit: bool = False
+    rescue_file: str | None = None
+    include_env: list[str] = field(default_factory=list)  # names: already in the job's environment
+    insert_env: list[str] = field(default_factory=list)  # K=V;K=V pairs set in DAGMan's environment
+    submit_method: int | None = None  # condor_submit or direct: htcd always submits directly
+    do_recurse: bool = False  # SUBDAG submit files are made when the node runs, either way
+    update_submit: bool = False  # condor_submit_dag's concern
 
     def overrides(self) -> dict[str, str]:
         """The DAGMAN_* knobs the command line sets (``{"DAGMAN_MAX_JOBS_IDLE": "10"}``)."""
@@ -105,7 +114,7 @@ def parse_args(argv: list[str]) -> DagmanArgs:
             except ValueError:
                 raise UserError(f"htcd dagman: {word} takes an integer, not {value!r}") from None
         elif kind == "list":
-            out.dag_files.append(value)
+            getattr(out, attr).append(value)
         else:
             setattr(out, attr, value)
         i += 2

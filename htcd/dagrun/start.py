@@ -34,10 +34,15 @@ def dagman_job_id() -> tuple[int, int]:
 
 def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
     args = parse_args(argv)
+    if args.load_save:
+        raise UserError(f"-load_save {args.load_save}: htcd's DAGMan writes and loads no save point files "
+                        "(SAVE_POINT_FILE)")
     dag_file = args.dag_files[0]
     if args.use_dag_dir and os.path.dirname(dag_file):
         os.chdir(os.path.dirname(dag_file))
         dag_file = os.path.basename(dag_file)
+    for pairs in args.insert_env:
+        os.environ.update(insert_env_pairs(pairs))
     base_dir = os.getcwd()
     started = time.perf_counter()
     try:
@@ -62,7 +67,7 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
     try:
         journal_state = read_journal(paths.journal) if recovering else JournalState()
         if not recovering:
-            _apply_rescue(dag, dag_file, args.do_rescue_from, settings, err)
+            _apply_rescue(dag, dag_file, args.do_rescue_from, settings, err, args.rescue_file)
             open(paths.nodes_log, "w").close()  # a fresh run starts a fresh nodes log
         cluster, proc = dagman_job_id()
         batch_name = args.batch_name or f"{os.path.basename(dag_file)}+{cluster}"
@@ -79,12 +84,32 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
     return code
 
 
-def _apply_rescue(dag: object, dag_file: str, number: int, settings: DagmanSettings, err: TextIO) -> None:
+def insert_env_pairs(text: str) -> dict[str, str]:
+    """``-insert_env``: ``K=V;K=V``, or any delimiter given as the first character when it is
+    not a letter, digit or ``_`` (``|K=V|K2=V2``)."""
+    delim = ";"
+    if text and not (text[0].isalnum() or text[0] == "_"):
+        delim, text = text[0], text[1:]
+    out: dict[str, str] = {}
+    for item in text.split(delim):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"-insert_env: {item!r} is not NAME=VALUE")
+        out[name.strip()] = value
+    return out
+
+
+def _apply_rescue(dag: object, dag_file: str, number: int, settings: DagmanSettings, err: TextIO,
+                  rescue_file: str | None = None) -> None:
     from htcd.dagman.model import Dag
 
     assert isinstance(dag, Dag)
     path: str | None
-    if number > 0:
+    if rescue_file:
+        path = rescue_file
+        if not os.path.exists(path):
+            raise UserError(f"-RescueFile: rescue DAG {path} does not exist")
+    elif number > 0:
         path = rescue_name(dag_file, number)
         if not os.path.exists(path):
             raise UserError(f"-DoRescueFrom {number}: rescue DAG {path} does not exist")
