@@ -81,10 +81,10 @@ class DagmanArgs:
             value = getattr(self, attr)
             if value is not None:
                 out["DAGMAN_" + knob.upper()] = str(value)
-        if self.auto_rescue is not None:
-            out["DAGMAN_AUTO_RESCUE"] = "true" if self.auto_rescue else "false"
-        if self.suppress_notification is not None:
-            out["DAGMAN_SUPPRESS_NOTIFICATION"] = "true" if self.suppress_notification else "false"
+        for attr in ("auto_rescue", "suppress_notification"):  # same-named knobs
+            value = getattr(self, attr)
+            if value is not None:
+                out["DAGMAN_" + attr.upper()] = "true" if value else "false"
         return out
 
 
