@@ -34,6 +34,7 @@ class DagmanSettings:
     write_partial_rescue: bool = True
     reset_retries_upon_rescue: bool = True
     abort_on_scary_submit: bool = True
+    always_run_post: bool = False
     default_node_log: str = "@(DAG_DIR)/@(DAG_FILE).nodes.log"
     suppress_notification: bool = True
     generate_subdag_submits: bool = True

@@ -63,7 +63,7 @@ class DagmanArgs:
     allow_version_mismatch: bool = False
     import_env: bool = False
     verbose: bool = False
-    always_run_post: bool = False
+    always_run_post: bool | None = None  # None: DAGMAN_ALWAYS_RUN_POST decides
     no_submit: bool = False
     rescue_file: str | None = None
     include_env: list[str] = field(default_factory=list)  # names: already in the job's environment

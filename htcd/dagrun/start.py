@@ -73,7 +73,9 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
         batch_name = args.batch_name or f"{os.path.basename(dag_file)}+{cluster}"
         engine = Engine(dag, dag_file, base_dir, cfg, settings, paths, recovering=recovering,
                         journal_state=journal_state, dagman_id=(cluster, proc), batch_name=batch_name,
-                        dag_priority=args.priority, schedd_address=None, always_run_post=args.always_run_post)
+                        dag_priority=args.priority, schedd_address=None,
+                        always_run_post=settings.always_run_post if args.always_run_post is None
+                        else args.always_run_post)
         code = asyncio.run(engine.main())
     except BaseException:
         # a crash leaves the lock file: the next start recovers

@@ -243,3 +243,17 @@ def test_maxjobs_hold_script_status_file_and_jobstate_log(dag_pool: Pool, tmp_pa
     states = (tmp_path / "m.jobstate").read_text().splitlines()
     assert any(" H JOB_HELD " in line for line in states) and any(" A EXECUTE " in line for line in states)
     assert "DAGMAN_FINISHED" in states[-1]
+
+
+def test_always_run_post_after_a_failed_pre_script(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {"job.sub": TRUE_JOB, "fail.sh": "#!/bin/sh\nexit 1\n",
+                     "post.sh": "#!/bin/sh\necho $1 $2 > post.out\n",
+                     "p.dag": "JOB A job.sub\nSCRIPT PRE A fail.sh\nSCRIPT POST A post.sh $RETURN $PRE_SCRIPT_RETURN\n"})
+    done = run_dag(dag_pool, tmp_path, "p.dag", "-AlwaysRunPost")
+    assert done.returncode == 0, (tmp_path / "p.dag.dagman.out").read_text()[-3000:]
+    assert (tmp_path / "post.out").read_text() == "-1004 1\n"  # the job was skipped; the POST decided
+    assert executions(tmp_path / "p.dag.nodes.log") == {}
+    (tmp_path / "post.out").unlink()
+    (tmp_path / "p.dag.rescue001").unlink(missing_ok=True)
+    again = run_dag(dag_pool, tmp_path, "p.dag", "-DontAlwaysRunPost")
+    assert again.returncode == 1 and not (tmp_path / "post.out").exists()
