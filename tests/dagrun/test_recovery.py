@@ -153,3 +153,20 @@ def test_a_submit_sent_before_the_kill_is_found_not_repeated(dag_pool: Pool, tmp
     assert f"Node B: its submit was sent before the restart: job {cluster}" in out
     assert executions(log) == {n: 1 for n in "ABCDE"}
     assert [name for name, ev in node_events(log) if ev.type == 0].count("B") == 1
+
+
+def test_kill_9_during_retries_keeps_the_try_count(dag_pool: Pool, tmp_path: Path) -> None:
+    write(tmp_path, {
+        "flaky.sh": "#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count\nsleep 0.5\n"
+                    "[ $n -ge 3 ]\n",
+        "flaky.sub": "executable = flaky.sh\nlog = job.log\nqueue\n",
+        "pre.sh": "#!/bin/sh\necho $1 >> tries.out\n",
+        "chain.dag": "JOB A flaky.sub\nRETRY A 2\nSCRIPT PRE A pre.sh $RETRY\n",
+    })
+    log = tmp_path / "chain.dag.nodes.log"
+    proc = start_dag(dag_pool, tmp_path, "chain.dag")
+    _kill_when(proc, lambda: executions(log)["A"] == 2, "A's second try running")
+    again = run_dag(dag_pool, tmp_path, "chain.dag")
+    assert again.returncode == 0, _out(tmp_path)[-3000:]
+    assert executions(log) == {"A": 3}  # the third try, and no more: RETRY 2 is not started afresh
+    assert (tmp_path / "tries.out").read_text().split() == ["0", "1", "2"]
