@@ -415,8 +415,8 @@ class Engine:
     def _dag_status(self) -> DagStatus:
         if self.removed:
             return DagStatus.RM
-        if self.abort is not None:
-            return DagStatus.ABORT
+        if self.abort is not None:  # ABORT-DAG-ON ... RETURN 0 ends the DAG as a success, as HTCondor's
+            return DagStatus.ABORT if self.abort[0] != 0 else DagStatus.OK
         if self.run.count(NodeStatus.ERROR):
             return DagStatus.NODE_FAILED
         return DagStatus.OK
@@ -845,7 +845,7 @@ class Engine:
             self.out.line("Removing any/all submitted HTCondor jobs...")
             await self._remove_ids([], why, self._remove_constraint())
             if self.dag.final is not None and not self.final_started:
-                await self._run_final_alone(DagStatus.RM if self.removed else DagStatus.ABORT)
+                await self._run_final_alone(DagStatus.RM if self.removed else self._dag_status())
         status = self._dag_status()
         final_ok: bool | None = None
         if self.dag.final is not None and self.final_started:

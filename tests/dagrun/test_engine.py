@@ -257,3 +257,18 @@ def test_always_run_post_after_a_failed_pre_script(dag_pool: Pool, tmp_path: Pat
     (tmp_path / "p.dag.rescue001").unlink(missing_ok=True)
     again = run_dag(dag_pool, tmp_path, "p.dag", "-DontAlwaysRunPost")
     assert again.returncode == 1 and not (tmp_path / "post.out").exists()
+
+
+def test_abort_dag_on_with_return_0_ends_the_dag_as_a_success(dag_pool: Pool, tmp_path: Path) -> None:
+    """HTCondor's job_dagman_abort-A: ABORT-DAG-ON C 5 RETURN 0 stops the DAG (D never runs,
+    C is not retried) with exit status 0 and DAG status 0."""
+    write(tmp_path, {"job.sub": TRUE_JOB,
+                     "five.sub": "executable = /bin/sh\narguments = \"-c 'exit 5'\"\nlog = job.log\nqueue\n",
+                     "z.dag": "JOB A job.sub\nJOB B job.sub\nJOB C five.sub\nJOB D five.sub\n"
+                              "ABORT-DAG-ON C 5 RETURN 0\nRETRY C 3\nPARENT A CHILD B\nPARENT B CHILD C\n"
+                              "PARENT C CHILD D\n"})
+    done = run_dag(dag_pool, tmp_path, "z.dag")
+    out = (tmp_path / "z.dag.dagman.out").read_text()
+    assert done.returncode == 0, out[-3000:]
+    assert executions(tmp_path / "z.dag.nodes.log") == {"A": 1, "B": 1, "C": 1}
+    assert "DAG status: 0 (DAG_STATUS_OK)" in out.rsplit("Aborting DAG", 1)[1]
