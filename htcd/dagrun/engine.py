@@ -103,6 +103,7 @@ class Engine:
         self.seq = 0
         self.tasks: set[asyncio.Task[None]] = set()
         self.wake = asyncio.Event()
+        self.changed = True
         self.pre_running = 0
         self.post_running = 0
         self.post_waiting: list[str] = []
@@ -145,9 +146,13 @@ class Engine:
             self._start()
             while not (self.shutdown or self.removed or self.abort):
                 self._read_log()
-                self._schedule()
+                finished = False
+                if self.changed:  # nothing to decide while nothing happened: 10,000 idle nodes cost nothing
+                    self.changed = False
+                    self._schedule()
+                    finished = self._finished()
                 self._periodic()
-                if self._finished():
+                if finished:
                     if self.dag.final is not None and not self.final_started:
                         self._start_final()
                         continue
@@ -172,11 +177,16 @@ class Engine:
     def _on_remove(self) -> None:
         self.out.line("Received SIGUSR1: the DAGMan job is being removed")
         self.removed = True
-        self.wake.set()
+        self._poke()
 
     def _on_term(self) -> None:
         self.out.line("Received SIGTERM: exiting, leaving the node jobs and the lock file for recovery")
         self.shutdown = True
+        self._poke()
+
+    def _poke(self) -> None:
+        """Something changed: the loop looks at the ready nodes and the end again, at once."""
+        self.changed = True
         self.wake.set()
 
     def _spawn(self, coro: object) -> None:
@@ -190,7 +200,7 @@ class Engine:
             exc = task.exception()
             self.out.line(f"ERROR: internal error: {exc!r}")
             self.abort = (1, f"internal error: {exc!r}")
-        self.wake.set()
+        self._poke()
 
     def _finished(self) -> bool:
         """Nothing runs and nothing more can start."""
@@ -335,13 +345,17 @@ class Engine:
                 run.status = NodeStatus.FUTILE
                 stack.extend(child.children)
 
-    def _queued_nodes(self, category: str | None = None) -> int:
-        n = 0
+    def _queued_nodes(self) -> int:
+        """Nodes whose job is in the queue (or being submitted) or whose PRE script runs."""
+        return sum(1 for run in self.run.nodes.values() if run.status in (NodeStatus.SUBMITTED, NodeStatus.PRERUN))
+
+    def _category_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
         for name, run in self.run.nodes.items():
-            if run.status in (NodeStatus.SUBMITTED, NodeStatus.PRERUN) and (
-                    category is None or self.dag.nodes[name].category == category):
-                n += 1
-        return n
+            category = self.dag.nodes[name].category
+            if category is not None and run.status in (NodeStatus.SUBMITTED, NodeStatus.PRERUN):
+                counts[category] = counts.get(category, 0) + 1
+        return counts
 
     def _idle_procs(self) -> int:
         return sum(sum(1 for s in t.procs.values() if s == 1) for t in self.track.values())
@@ -350,6 +364,7 @@ class Engine:
         s = self.settings
         started = 0
         held_back: list[tuple[int, int, str]] = []
+        by_category: dict[str, int] | None = None
         queued = self._queued_nodes()
         idle = self._idle_procs() if s.max_jobs_idle else 0
         while self.ready and started < s.max_submits_per_interval:
@@ -362,15 +377,21 @@ class Engine:
             if self.run.nodes[node.name].status is not NodeStatus.READY:
                 continue
             limit = self.dag.max_jobs.get(node.category) if node.category else None
-            if limit is not None and self._queued_nodes(node.category) >= limit:
-                held_back.append(item)
-                continue
+            if limit is not None and node.category is not None:
+                if by_category is None:
+                    by_category = self._category_counts()
+                if by_category.get(node.category, 0) >= limit:
+                    held_back.append(item)
+                    continue
+                by_category[node.category] = by_category.get(node.category, 0) + 1
             started += 1
             queued += 1
             idle += 1
             self._start_node(node)
         for item in held_back:
             heapq.heappush(self.ready, item)
+        if self.ready and started >= s.max_submits_per_interval:
+            self.changed = True  # more to start on the next pass
         while self.post_waiting and (not s.max_post_scripts or self.post_running < s.max_post_scripts):
             name = self.post_waiting.pop(0)
             self._spawn(self._run_post(self.dag.nodes[name]))
@@ -396,6 +417,7 @@ class Engine:
         self.out.line(f"DAG status: {status} ({STATUS_NAMES[status]})")
         self.out.line(f"Starting final node {final.name}...")
         self._start_node(final)
+        self._poke()  # its PRE script waits for the next pass
 
     # -- scripts ----------------------------------------------------------------------------
 
@@ -489,7 +511,7 @@ class Engine:
     def _queue_post(self, node: Node) -> None:
         self.run.nodes[node.name].status = NodeStatus.POSTRUN
         self.post_waiting.append(node.name)
-        self.wake.set()
+        self._poke()
 
     async def _run_post(self, node: Node) -> None:
         run = self.run.nodes[node.name]
@@ -624,6 +646,7 @@ class Engine:
             if run.cluster != ev.cluster or run.status is not NodeStatus.SUBMITTED:
                 continue  # an earlier try's job, or a node already decided
             self._event(self.dag.nodes[name], ev)
+            self.changed = True
 
     def _event(self, node: Node, ev: eventlog.Event) -> None:
         t = self.track[node.name]
@@ -743,7 +766,7 @@ class Engine:
                 if self.unfinished_parents[child.name] == 0 and \
                         self.run.nodes[child.name].status is NodeStatus.NOT_READY:
                     self._make_ready(child)
-            self.wake.set()
+            self._poke()
             return
         unless = node.retry_unless_exit
         if run.retry < node.retry and not (unless is not None and rc == unless):
@@ -753,7 +776,7 @@ class Engine:
             run.cluster, run.procs_submitted, run.pre_return = None, 0, None
             run.status = NodeStatus.NOT_READY
             self._make_ready(node)
-            self.wake.set()
+            self._poke()
             return
         if unless is not None and rc == unless:
             self.out.line(f"Node {node.name} exited with the UNLESS-EXIT value {rc}: not retried")
@@ -763,7 +786,7 @@ class Engine:
             run.status_details = f"Job failed with exit value {rc}" if rc >= 0 else f"Job failed ({rc})"
         self.out.line(f"Node {node.name} failed (return value {rc}).")
         self._mark_futile(node)
-        self.wake.set()
+        self._poke()
 
     # -- files and the DAG job's ad ---------------------------------------------------------
 
