@@ -3,7 +3,7 @@
 Layers, lowest first; a module may import its own layer and the ones below, never above:
 
     base      htcd (the package root: __version__), htcd.debug, htcd.pacer
-    language  htcd.errors, htcd.classad, htcd.config, htcd.submit, htcd.dagman
+    language  htcd.errors, htcd.eventlog, htcd.classad, htcd.config, htcd.submit, htcd.dagman
     wire      htcd.wire
     runtime   htcd.daemon, htcd.transfer, htcd.jobenv, htcd.universe, htcd.plugins, htcd.hookspecs
     client    htcd.client (the protocol side of the tools: never a daemon, never the CLI)
@@ -11,7 +11,7 @@ Layers, lowest first; a module may import its own layer and the ones below, neve
               (never htcd.wire.client or htcd.wire.framing itself), and nothing but htcd.cli
               imports it
     daemons   htcd.collector, htcd.negotiator, htcd.schedd, htcd.startd, htcd.master,
-              htcd.starter -- each only its own package, never another daemon's, except that
+              htcd.starter, htcd.dagrun (the DAGMan job) -- each only its own package, never another daemon's, except that
               the startd imports the starter it runs as a task
     cli       htcd.cli; nothing imports it but htcd.__main__; it talks to daemons only through
               htcd.client (never htcd.wire.client or htcd.wire.framing itself)
@@ -43,12 +43,13 @@ SOURCES = (ROOT / "htcd", ROOT / "plugins" / "htcd_plugins")
 BASE, LANGUAGE, WIRE, RUNTIME, CLIENT, API, DAEMON, CLI, MAIN, PLUGIN = range(10)
 LAYER_NAMES = ("base", "language", "wire", "runtime", "client", "api", "daemon", "cli", "main", "plugin")
 
-DAEMON_PACKAGES = ("collector", "negotiator", "schedd", "startd", "master", "starter")
+DAEMON_PACKAGES = ("collector", "negotiator", "schedd", "startd", "master", "starter", "dagrun")
 LAYER_OF_PACKAGE = {
     "debug": BASE,
     "pacer": BASE,
     "version": BASE,
     "errors": LANGUAGE,
+    "eventlog": LANGUAGE,
     "classad": LANGUAGE,
     "config": LANGUAGE,
     "submit": LANGUAGE,

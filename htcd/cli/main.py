@@ -50,6 +50,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "plugins": ("plugins", "list the plugins, the hooks each implements, and why any is disabled"),
     "gpu_discovery": ("gpu_discovery", "list the GPUs of this machine as the startd's GPU inventory (or simulate some)"),
     "fleet": ("fleet", "run a read-only tool on, or fetch logs from, every host of an Ansible inventory"),
+    "dagman": ("dagman", "run a DAG (the DAGMan job; condor_dagman's arguments)"),
 }
 
 
@@ -63,6 +64,8 @@ class Parser(argparse.ArgumentParser):
 
 # Subcommands whose positional words may come between options (condor_submit's name=value).
 TAKES_WORDS_ANYWHERE = frozenset({"submit"})
+# Subcommands that read their own command line (condor_dagman's case-insensitive flags).
+OWN_ARGUMENTS = frozenset({"dagman"})
 
 
 def build_parser() -> tuple[Parser, dict[str, Callable[..., int]]]:
@@ -110,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv[1:] = normalize_argv(sys.argv[1:])
     parser, runners = build_parser()
     args, extra = parser.parse_known_args()
-    if extra and (args.command not in TAKES_WORDS_ANYWHERE or any(e.startswith("-") for e in extra)):
+    if args.command in OWN_ARGUMENTS:
+        extra = sys.argv[sys.argv.index(args.command) + 1:]
+    elif extra and (args.command not in TAKES_WORDS_ANYWHERE or any(e.startswith("-") for e in extra)):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
     if args.version and not args.command:

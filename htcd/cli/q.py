@@ -107,7 +107,7 @@ def _from_userlog(args: argparse.Namespace) -> int:
     from htcd.classad import ClassAdSyntaxError, is_true, parse_expr
     from htcd.cli import common
     from htcd.errors import UserError
-    from htcd.schedd.userlog_reader import job_ads
+    from htcd.eventlog import job_ads
 
     try:
         ads = job_ads(args.userlog)

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     import os
 
     from htcd.errors import UserError
-    from htcd.schedd.userlog_reader import DONE, EXECUTE, SUBMIT, LogFollower
+    from htcd.eventlog import DONE, EXECUTE, SUBMIT, LogFollower
 
     if args.num is not None and args.num < 1:
         raise UserError("-num takes a number of jobs of at least 1")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pooltools import clean_env, wait_for
 
+from htcd.eventlog import LogFollower, job_states, parse_events, read_events
 from htcd.schedd import userlog
-from htcd.schedd.userlog_reader import LogFollower, job_states, parse_events, read_events
 
 WHEN = 1_790_000_000.0
 
@@ -139,7 +139,7 @@ def test_wait_on_a_real_pool(pool) -> None:
 
 
 def test_job_ads_from_a_log(tmp_path: Path) -> None:
-    from htcd.schedd.userlog_reader import job_ads
+    from htcd.eventlog import job_ads
 
     path = tmp_path / "job.log"
     path.write_text(_log_of_three_jobs())
