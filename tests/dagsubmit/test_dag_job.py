@@ -11,9 +11,8 @@ import signal
 import sys
 from pathlib import Path
 
-from pooltools import wait_for
-
 from htcd.schedd.userlog_reader import read_events
+from pooltools import wait_for
 
 NO_STARTD = {"DAEMON_LIST": "MASTER, COLLECTOR, NEGOTIATOR, SCHEDD"}
 
