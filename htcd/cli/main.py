@@ -1,16 +1,22 @@
 """``htcd SUBCOMMAND ...``: parse the command line and dispatch to the subcommand's module.
 
-Flags follow HTCondor's tools (single-dash long options such as ``-nobatch``).  A user mistake
-exits with a message and no traceback: 2 for a bad command line, 1 for everything else.
+Flags follow HTCondor's tools (single-dash long options such as ``-nobatch``), with HTCondor's
+conventions: any unique prefix of an option (``-nob``, ``-const``), ``-`` and ``_`` alike inside
+a name (``-better_analyze``), ``--name`` only in full, ``-version`` on every tool, ``-pool`` on
+every tool that talks to a daemon.  Run under a ``condor_*`` name (:mod:`htcd.cli.condor_names`)
+htcd behaves as ``htcd <tool>`` and names itself as that tool.  A user mistake exits with a
+message and no traceback: 2 for a bad command line (1 under a ``condor_*`` name, as HTCondor's
+tools do), 1 for everything else.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
-from collections.abc import Callable
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from htcd.errors import UserError
 
@@ -48,33 +54,130 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "classad_eval": ("classad_eval", "evaluate ClassAd expressions (or a JSON-lines stream of them)"),
     "plugins": ("plugins", "list the plugins, the hooks each implements, and why any is disabled"),
     "fleet": ("fleet", "run a read-only tool on, or fetch logs from, every host of an Ansible inventory"),
+    "install-condor-names": ("install_condor_names",
+                             "install (or --uninstall) the condor_* command names for scripts written for HTCondor"),
 }
+
+# Subcommands that talk to no daemon: no -pool for them.
+LOCAL_ONLY = frozenset({"master", "collector", "negotiator", "schedd", "startd", "wait", "version",
+                        "classad_eval", "plugins", "fleet", "install-condor-names", "config_val", "ca"})
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with HTCondor-style messages and exit status 2 for usage errors."""
+    """argparse, with HTCondor's option conventions and messages; usage errors exit with
+    ``usage_status`` (2 for htcd, 1 under a condor_* name)."""
+
+    usage_status = 2
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(self.usage_status, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(self.condor_spelling(argv), namespace)
+
+    def condor_spelling(self, argv: list[str]) -> list[str]:
+        """``argv`` with each option as this parser spells it: a unique prefix of a single-dash
+        name stands for the name, ``-`` and ``_`` are the same inside it, ``--name`` must be
+        whole.  An ambiguous prefix is an error naming the candidates."""
+        known = self._option_string_actions
+        if not known:
+            return argv
+        norm: dict[str, list[str]] = {}
+        for opt in known:
+            norm.setdefault(_norm(opt), []).append(opt)
+        has_sub = self._subparsers is not None
+        out: list[str] = []
+        i = 0
+        while i < len(argv):
+            a = argv[i]
+            i += 1
+            if a == "--":
+                out += argv[i - 1:]
+                break
+            if not a.startswith("-") or a == "-" or _is_number(a):
+                out.append(a)
+                if has_sub:  # the subcommand: its own parser reads the rest
+                    out += argv[i:]
+                    break
+                continue
+            opt = a if a in known else self._resolve(a, norm)
+            out.append(opt)
+            action = known.get(opt)
+            if action is not None and opt in known:
+                i = self._copy_values(action, argv, i, out)
+        return out
+
+    def _resolve(self, a: str, norm: dict[str, list[str]]) -> str:
+        key = _norm(a)
+        if key in norm:
+            return norm[key][0]
+        if a.startswith("--"):
+            return a  # HTCondor: a double-dash option must be spelled out; argparse refuses it
+        hits = sorted({self._option_string_actions[opts[0]].dest: opts[0]
+                       for k, opts in norm.items() if k.startswith(key) and opts[0].startswith("-")
+                       and not opts[0].startswith("--")}.items())
+        hits = [(d, o) for d, o in hits if self._option_string_actions[o].help != argparse.SUPPRESS] or hits
+        if len(hits) == 1:
+            return hits[0][1]
+        if len(hits) > 1:
+            names = ", ".join(sorted(o for _, o in hits))
+            self.error(f"ambiguous option {a}: it could be {names}")
+        return a
+
+    @staticmethod
+    def _copy_values(action: argparse.Action, argv: list[str], i: int, out: list[str]) -> int:
+        """Copy the values of an option that takes a fixed number of them (they may start with -)."""
+        n = action.nargs
+        count = 1 if n is None else n if isinstance(n, int) else 0
+        out += argv[i:i + count]
+        return i + count
+
+
+def _norm(opt: str) -> str:
+    return opt.lstrip("-").replace("_", "-")
+
+
+def _is_number(a: str) -> bool:
+    try:
+        float(a)
+    except ValueError:
+        return False
+    return True
 
 
 # Subcommands whose positional words may come between options (condor_submit's name=value).
 TAKES_WORDS_ANYWHERE = frozenset({"submit"})
 
 
-def build_parser() -> tuple[Parser, dict[str, Callable[..., int]]]:
-    parser = Parser(prog="htcd", description="htcd: a high-throughput computing system")
+def build_parser(wanted: str | None = None, prog: str | None = None
+                 ) -> tuple[Parser, dict[str, Callable[..., int]]]:
+    parser = Parser(prog=prog or "htcd", description="htcd: a high-throughput computing system")
     parser.add_argument("-version", "--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND", parser_class=Parser)
     runners: dict[str, Callable[..., int]] = {}
-    wanted = _wanted(sys.argv[1:])
+    if wanted is None:
+        wanted = _wanted(sys.argv[1:])
     for name, (module, help_text) in SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        extra: dict[str, Any] = {"prog": prog} if prog and wanted == name else {}
+        p = sub.add_parser(name, help=help_text, description=help_text, **extra)
         if wanted == name:
             mod = importlib.import_module(f"htcd.cli.{module}")
             runners[name] = mod.configure(name, p)
+            _common_options(name, p)
     return parser, runners
+
+
+def _common_options(name: str, p: argparse.ArgumentParser) -> None:
+    """What every tool takes: -version, and -pool where it talks to a daemon."""
+    known = p._option_string_actions
+    if "-version" not in known:
+        p.add_argument("-version", dest="tool_version", action="store_true", help="print the version and exit")
+    if name not in LOCAL_ONLY and "-pool" not in known:
+        p.add_argument("-pool", dest="tool_pool", metavar="HOST[:PORT]",
+                       help="the pool's central manager (collector) to ask")
 
 
 def _wanted(argv: list[str]) -> str | None:
@@ -91,9 +194,29 @@ def _plugin_templates() -> None:
     get_plugin_manager().register_config_templates()
 
 
+def _print_version() -> int:
+    from htcd.version import platform_string, version_string
+
+    print(version_string())
+    print(platform_string())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is not None:
         sys.argv[1:] = argv
+    from htcd.cli.condor_names import NOT_IN_HTCD, words_for
+
+    program = os.path.basename(sys.argv[0])
+    words = words_for(program)
+    label = "htcd"
+    if words is not None:
+        if program in NOT_IN_HTCD:
+            print(f"{program}: {NOT_IN_HTCD[program]}", file=sys.stderr)
+            return 1
+        sys.argv[1:1] = list(words)
+        Parser.usage_status = 1
+        label = program
     from htcd.config import set_template_provider
 
     set_template_provider(_plugin_templates)
@@ -101,22 +224,24 @@ def main(argv: list[str] | None = None) -> int:
         from htcd.cli.output import split_af_option
 
         sys.argv[1:] = split_af_option(sys.argv[1:])
-    parser, runners = build_parser()
+    parser, runners = build_parser(words[0] if words else None, label if words else None)
     args, extra = parser.parse_known_args()
     if extra and (args.command not in TAKES_WORDS_ANYWHERE or any(e.startswith("-") for e in extra)):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
-    if args.version and not args.command:
-        args.command = "version"
-        runners.setdefault("version", importlib.import_module("htcd.cli.control").configure("version", Parser()))
+    if (args.version and not args.command) or getattr(args, "tool_version", False):
+        return _print_version()
     if not args.command:
         parser.print_usage(sys.stderr)
         print("htcd: error: a subcommand is required (htcd -h lists them)", file=sys.stderr)
         return 2
+    if getattr(args, "tool_pool", None):
+        os.environ["_CONDOR_COLLECTOR_HOST"] = args.tool_pool
+    who = label if words else f"htcd {args.command}"
     try:
         return runners[args.command](args)
     except UserError as exc:
-        print(f"htcd {args.command}: {exc}", file=sys.stderr)
+        print(f"{who}: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -1,0 +1,67 @@
+"""The ``condor_*`` command names htcd answers to, and the ``htcd`` words each one stands for.
+
+A script written for HTCondor calls ``condor_q -af ClusterId``; installed under that name
+(``htcd install-condor-names``), htcd's :func:`htcd.cli.main.main` reads its program name and
+runs ``htcd q -af ClusterId``.  This module is read at every start of every tool: it holds data
+only.
+"""
+
+from __future__ import annotations
+
+# condor name -> the htcd words it stands for (the subcommand, then any fixed arguments)
+CONDOR_NAMES: dict[str, tuple[str, ...]] = {
+    "condor_submit": ("submit",),
+    "condor_q": ("q",),
+    "condor_rm": ("rm",),
+    "condor_hold": ("hold",),
+    "condor_release": ("release",),
+    "condor_qedit": ("qedit",),
+    "condor_history": ("history",),
+    "condor_wait": ("wait",),
+    "condor_status": ("status",),
+    "condor_config_val": ("config_val",),
+    "condor_reconfig": ("reconfig",),
+    "condor_restart": ("restart",),
+    "condor_on": ("on",),
+    "condor_off": ("off",),
+    "condor_drain": ("drain",),
+    "condor_userprio": ("userprio",),
+    "condor_ping": ("ping",),
+    "condor_vacate": ("vacate",),
+    "condor_vacate_job": ("vacate_job",),
+    "condor_transfer_data": ("transfer_data",),
+    "condor_updates_stats": ("updates_stats",),
+    "condor_token_create": ("token", "create"),
+    "condor_token_list": ("token", "list"),
+    "condor_token_fetch": ("token", "fetch"),
+    "condor_token_request": ("token", "request"),
+    "condor_version": ("version",),
+    "condor_submit_dag": ("submit_dag",),
+    "condor_dagman": ("dagman",),
+    "classad_eval": ("classad_eval",),
+    "condor_master": ("master",),
+    "condor_collector": ("collector",),
+    "condor_negotiator": ("negotiator",),
+    "condor_schedd": ("schedd",),
+    "condor_startd": ("startd",),
+}
+
+# Names whose htcd counterpart does not exist (yet): the name is installed so that a script gets
+# a clear refusal instead of "command not found" or, worse, a stale HTCondor tool.
+NOT_IN_HTCD: dict[str, str] = {
+    "condor_token_fetch": "htcd has no token fetch: create a token on the central manager with "
+                          "`condor_token_create -identity USER` and copy it into SEC_TOKEN_DIRECTORY",
+    "condor_token_request": "htcd has no token request flow: create a token on the central manager with "
+                            "`condor_token_create -identity USER` and copy it into SEC_TOKEN_DIRECTORY",
+}
+
+# The mark every installed wrapper carries: what tells htcd's names from a real HTCondor's.
+WRAPPER_MARK = "# htcd condor name wrapper"
+
+
+def words_for(program: str) -> tuple[str, ...] | None:
+    """The htcd words a program name stands for (``condor_q`` -> ``("q",)``), None for ``htcd``."""
+    base = program.rsplit("/", 1)[-1]
+    if base.endswith(".exe"):
+        base = base[:-4]
+    return CONDOR_NAMES.get(base)
