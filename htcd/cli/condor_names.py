@@ -65,3 +65,29 @@ def words_for(program: str) -> tuple[str, ...] | None:
     if base.endswith(".exe"):
         base = base[:-4]
     return CONDOR_NAMES.get(base)
+
+
+def condor_tool(command: str | None, argv: list[str]) -> str | None:
+    """The condor name of an htcd subcommand (``rm`` -> ``condor_rm``; ``token create`` ->
+    ``condor_token_create``)."""
+    if command is None:
+        return None
+    best = None
+    for name, words in CONDOR_NAMES.items():
+        if words[0] == command and (len(words) == 1 or words[1] in argv):
+            best = name
+    return best
+
+
+def condor_options(tool: str) -> dict[str, str]:
+    """The options of HTCondor's ``tool`` as its man page lists them: option -> "value" or "flag"
+    (condor_options.tsv, written by scripts/harvest_condor_options.py)."""
+    from pathlib import Path
+
+    found: dict[str, str] = {}
+    with open(Path(__file__).with_name("condor_options.tsv"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(tool + "\t"):
+                _, opt, kind = line.rstrip("\n").split("\t")
+                found[opt] = kind
+    return found

@@ -68,6 +68,7 @@ class Parser(argparse.ArgumentParser):
     ``usage_status`` (2 for htcd, 1 under a condor_* name)."""
 
     usage_status = 2
+    chosen: Parser | None = None  # the subcommand's parser, once it is known
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -166,6 +167,7 @@ def build_parser(wanted: str | None = None, prog: str | None = None
         if wanted == name:
             mod = importlib.import_module(f"htcd.cli.{module}")
             runners[name] = mod.configure(name, p)
+            parser.chosen = p
             _common_options(name, p)
     return parser, runners
 
@@ -186,6 +188,26 @@ def _wanted(argv: list[str]) -> str | None:
         if not a.startswith("-"):
             return a if a in SUBCOMMANDS else None
     return None
+
+
+def _unrecognized(command: str | None, extra: list[str]) -> str:
+    """The message for options htcd does not know: an option of the HTCondor tool (its man page's,
+    in condor_options.tsv) is named as such, so that it is not mistaken for a typo."""
+    from htcd.cli.condor_names import condor_options, condor_tool
+
+    tool = condor_tool(command, extra)
+    theirs = condor_options(tool) if tool else {}
+    keys = {_norm(o): o for o in theirs}
+    lines = []
+    for e in extra:
+        k = _norm(e)
+        hit = keys.get(k) or next((o for kk, o in sorted(keys.items()) if kk.startswith(k) and e[:2] != "--"), None)
+        if e.startswith("-") and hit:
+            lines.append(f"{e}: {tool}'s option {hit} is not implemented by htcd (docs/dropin.md lists what is)")
+    rest = [e for e in extra if not any(line.startswith(f"{e}:") for line in lines)]
+    if rest:
+        lines.append(f"unrecognized arguments: {' '.join(rest)}")
+    return "\n".join(lines)
 
 
 def _plugin_templates() -> None:
@@ -227,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser, runners = build_parser(words[0] if words else None, label if words else None)
     args, extra = parser.parse_known_args()
     if extra and (args.command not in TAKES_WORDS_ANYWHERE or any(e.startswith("-") for e in extra)):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        (parser.chosen or parser).error(_unrecognized(args.command, extra))
     args.extra = extra
     if (args.version and not args.command) or getattr(args, "tool_version", False):
         return _print_version()
