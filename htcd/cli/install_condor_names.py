@@ -33,10 +33,9 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 
 def run(args: argparse.Namespace) -> int:
-    bindir = Path(args.prefix) / "bin"
     if args.uninstall:
-        return uninstall(bindir)
-    return install(bindir, force=args.force)
+        return uninstall(Path(args.prefix))
+    return install(Path(args.prefix), force=args.force)
 
 
 def is_ours(path: Path) -> bool:
@@ -77,7 +76,8 @@ def foreign_names(bindir: Path, path_env: str | None = None) -> list[str]:
     return found
 
 
-def install(bindir: Path, force: bool = False, python: str | None = None) -> int:
+def install(prefix: Path, force: bool = False, python: str | None = None) -> int:
+    bindir = prefix / "bin"
     foreign = foreign_names(bindir)
     if foreign and not force:
         shown = "\n  ".join(foreign[:10]) + ("\n  ..." if len(foreign) > 10 else "")
@@ -112,7 +112,8 @@ def install(bindir: Path, force: bool = False, python: str | None = None) -> int
     return 0
 
 
-def uninstall(bindir: Path) -> int:
+def uninstall(prefix: Path) -> int:
+    bindir = prefix / "bin"
     removed = 0
     for name in CONDOR_NAMES:
         target = bindir / name

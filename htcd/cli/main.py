@@ -190,12 +190,26 @@ def _wanted(argv: list[str]) -> str | None:
     return None
 
 
-def _unrecognized(command: str | None, extra: list[str]) -> str:
+def asks_version(parser: Parser, argv: list[str]) -> bool:
+    """Whether the subcommand's options (as HTCondor spells them) include ``-version``."""
+    sub = parser.chosen
+    words = [a for a in argv if not a.startswith("-")]
+    if sub is None or not words or words[0] not in SUBCOMMANDS:
+        return False
+    rest = argv[argv.index(words[0]) + 1:]
+    if not any(a.startswith("-") for a in rest):
+        return False
+    resolved = sub.condor_spelling(rest)
+    return any(sub._option_string_actions.get(a) is not None
+               and sub._option_string_actions[a].dest in ("tool_version", "version") for a in resolved)
+
+
+def _unrecognized(command: str | None, extra: list[str], argv: list[str]) -> str:
     """The message for options htcd does not know: an option of the HTCondor tool (its man page's,
     in condor_options.tsv) is named as such, so that it is not mistaken for a typo."""
     from htcd.cli.condor_names import condor_options, condor_tool
 
-    tool = condor_tool(command, extra)
+    tool = condor_tool(command, argv)
     theirs = condor_options(tool) if tool else {}
     keys = {_norm(o): o for o in theirs}
     lines = []
@@ -247,9 +261,11 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.argv[1:] = split_af_option(sys.argv[1:])
     parser, runners = build_parser(words[0] if words else None, label if words else None)
+    if asks_version(parser, sys.argv[1:]):
+        return _print_version()  # before the parse: `condor_drain -version` needs no machine
     args, extra = parser.parse_known_args()
     if extra and (args.command not in TAKES_WORDS_ANYWHERE or any(e.startswith("-") for e in extra)):
-        (parser.chosen or parser).error(_unrecognized(args.command, extra))
+        (parser.chosen or parser).error(_unrecognized(args.command, extra, sys.argv[1:]))
     args.extra = extra
     if (args.version and not args.command) or getattr(args, "tool_version", False):
         return _print_version()
