@@ -62,6 +62,8 @@ KNOWN_COMMANDS: frozenset[str] = frozenset({
     "batch_id", "project_name", "cluster", "process", "image_size", "disk_usage",
     # refused only when true (htcd/submit/unsupported.py)
     "encrypt_execute_directory",
+    # read only by the parallel universe, which htcd refuses: elsewhere condor_submit ignores it
+    "machine_count",
 })
 
 # What a job gets for a command the submit file leaves unset: the configuration's JOB_DEFAULT_<X>
@@ -570,6 +572,12 @@ class Translator:
                     self.ad.pop("TransferInputSizeMB", None)  # as condor_submit does
 
     def _resources(self) -> None:
+        count = self.first("machine_count")
+        if count is not None and count[0] != "1":
+            # condor_submit reads it in the parallel universe only (which htcd refuses) and ignores
+            # it elsewhere, as htcd does: said aloud, since a job asking for more gets one slot
+            self.warnings.append(f"machine_count = {count[0]} is ignored outside the parallel universe "
+                                 "(as condor_submit does): the job runs on one slot")
         value, line = self.or_default("request_cpus")
         self.ad["RequestCpus"] = self._number_or_expr(self.what("RequestCpus", "request_cpus", line),
                                                       (value, line), "1")
@@ -720,7 +728,8 @@ class Translator:
         self.reads.add(CUSTOM_MARK)
         for attr, value, line in self.custom_settings():
             if not value.strip():
-                raise self.fail(f"+{attr} has no value", line)
+                self.ad[attr] = "undefined"  # condor_submit's value for an empty +Attr / MY.Attr
+                continue
             self.ad[attr] = self.expr(attr, value, line)
 
     def _requirements(self) -> None:
