@@ -60,7 +60,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 # Subcommands that talk to no daemon: no -pool for them.
 LOCAL_ONLY = frozenset({"master", "collector", "negotiator", "schedd", "startd", "wait", "version",
-                        "classad_eval", "plugins", "fleet", "install-condor-names", "config_val", "ca"})
+                        "classad_eval", "plugins", "fleet", "install-condor-names", "config_val", "ca",
+                        "history", "token"})
 
 
 class Parser(argparse.ArgumentParser):
