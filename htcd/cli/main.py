@@ -252,7 +252,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{program}: {NOT_IN_HTCD[program]}", file=sys.stderr)
             return 1
         sys.argv[1:1] = list(words)
-        Parser.usage_status = 1
         label = program
     from htcd.config import set_template_provider
 
@@ -262,6 +261,10 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.argv[1:] = split_af_option(sys.argv[1:])
     parser, runners = build_parser(words[0] if words else None, label if words else None)
+    if words is not None:  # HTCondor's tools exit 1 on a bad command line
+        parser.usage_status = 1
+        if parser.chosen is not None:
+            parser.chosen.usage_status = 1
     if asks_version(parser, sys.argv[1:]):
         return _print_version()  # before the parse: `condor_drain -version` needs no machine
     args, extra = parser.parse_known_args()
