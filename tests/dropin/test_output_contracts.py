@@ -94,3 +94,15 @@ def test_status_version_and_wait(condor_pool: CondorPool) -> None:
     assert cp.run("condor_rm", str(cluster)).returncode == 0
     r = cp.run("condor_wait", "-wait", "30", "idle.log", f"{cluster}.0")
     assert (r.returncode, r.stdout) == (0, "All jobs done.\n")
+
+
+def test_pool_option_reaches_the_named_collector(condor_pool: CondorPool) -> None:
+    cp = condor_pool
+    addr = (cp.pool.local / "log" / ".collector_address").read_text().split()[0]
+    host_port = addr.strip("<>").split("?")[0]
+    ads = cp.pool.collector_ads("Scheduler", ["Name"]) or []
+    schedd = ads[0]["Name"].strip('"')
+    ok = cp.run("condor_q", "-pool", host_port, "-name", schedd, "-af", "ClusterId")
+    assert ok.returncode == 0, ok.stderr
+    bad = cp.run("condor_q", "-pool", "127.0.0.1:1", "-name", schedd, "-af", "ClusterId")
+    assert bad.returncode == 1 and "127.0.0.1:1" in bad.stderr and "Traceback" not in bad.stderr
