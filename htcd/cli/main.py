@@ -234,8 +234,11 @@ def _plugin_templates() -> None:
 def _print_version() -> int:
     from htcd.version import platform_string, version_string
 
-    print(version_string())
-    print(platform_string())
+    try:
+        print(version_string())
+        print(platform_string(), flush=True)
+    except BrokenPipeError:  # `condor_version | head -1`
+        pass
     return 0
 
 
