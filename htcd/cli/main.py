@@ -71,6 +71,10 @@ class Parser(argparse.ArgumentParser):
     usage_status = 2
     chosen: Parser | None = None  # the subcommand's parser, once it is known
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # prefixes are resolved by condor_spelling, as HTCondor does
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(self.usage_status, f"{self.prog}: error: {message}\n")
@@ -118,14 +122,16 @@ class Parser(argparse.ArgumentParser):
             return norm[key][0]
         if a.startswith("--"):
             return a  # HTCondor: a double-dash option must be spelled out; argparse refuses it
-        hits = sorted({self._option_string_actions[opts[0]].dest: opts[0]
-                       for k, opts in norm.items() if k.startswith(key) and opts[0].startswith("-")
-                       and not opts[0].startswith("--")}.items())
-        hits = [(d, o) for d, o in hits if self._option_string_actions[o].help != argparse.SUPPRESS] or hits
+        actions = self._option_string_actions
+        by_action: dict[int, str] = {}  # one spelling per option (-l and -long are one)
+        for k, opts in sorted(norm.items()):
+            if k.startswith(key) and not opts[0].startswith("--"):
+                by_action.setdefault(id(actions[opts[0]]), opts[0])
+        hits = [o for o in by_action.values() if actions[o].help != argparse.SUPPRESS] or list(by_action.values())
         if len(hits) == 1:
-            return hits[0][1]
+            return hits[0]
         if len(hits) > 1:
-            names = ", ".join(sorted(o for _, o in hits))
+            names = ", ".join(sorted(hits))
             self.error(f"ambiguous option {a}: it could be {names}")
         return a
 
