@@ -106,3 +106,13 @@ def test_pool_option_reaches_the_named_collector(condor_pool: CondorPool) -> Non
     assert ok.returncode == 0, ok.stderr
     bad = cp.run("condor_q", "-pool", "127.0.0.1:1", "-name", schedd, "-af", "ClusterId")
     assert bad.returncode == 1 and "127.0.0.1:1" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_userprio_name_picks_the_negotiator(condor_pool: CondorPool) -> None:
+    cp = condor_pool
+    ads = cp.pool.collector_ads("Negotiator", ["Name"]) or []
+    name = ads[0]["Name"].strip('"')
+    ok = cp.run("condor_userprio", "-name", name, "-allusers")
+    assert ok.returncode == 0, ok.stderr
+    bad = cp.run("condor_userprio", "-name", "nosuch")
+    assert (bad.returncode, bad.stderr) == (1, "condor_userprio: userprio: the collector knows no negotiator named nosuch\n")
