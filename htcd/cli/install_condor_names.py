@@ -64,15 +64,15 @@ def import_path() -> list[str]:
     """Where this interpreter finds htcd, its plugins and its dependencies: the package
     directories' parents (an editable install's source tree too), then every directory on
     sys.path (those that site and the ``.pth`` files added included)."""
+    import importlib.util
+
     import htcd
 
     found = [str(Path(htcd.__file__).resolve().parent.parent)]
-    try:
-        import htcd_plugins
-
-        found.append(str(Path(htcd_plugins.__file__).resolve().parent.parent))
-    except ImportError:
-        pass
+    # the built-in plugins' package: located, not imported (plugins are loaded through entry points)
+    spec = importlib.util.find_spec("htcd_plugins")
+    if spec is not None and spec.submodule_search_locations:
+        found.append(str(Path(next(iter(spec.submodule_search_locations))).resolve().parent))
     found += [p for p in sys.path[1:] if p and os.path.isdir(p)]  # (sys.path[0]: the running script's)
     return list(dict.fromkeys(found))
 
