@@ -94,7 +94,10 @@ class Parser(argparse.ArgumentParser):
         norm: dict[str, list[str]] = {}
         for opt in known:
             norm.setdefault(_norm(opt), []).append(opt)
-        has_sub = self._subparsers is not None
+        # after a subcommand, or a positional that takes all the rest (fleet's tool and its
+        # arguments), the words belong to another parser or program: left as they are
+        stop_at_positional = self._subparsers is not None or any(
+            a.nargs == argparse.REMAINDER for a in self._actions if not a.option_strings)
         out: list[str] = []
         i = 0
         while i < len(argv):
@@ -105,7 +108,7 @@ class Parser(argparse.ArgumentParser):
                 break
             if not a.startswith("-") or a == "-" or _is_number(a):
                 out.append(a)
-                if has_sub:  # the subcommand: its own parser reads the rest
+                if stop_at_positional:
                     out += argv[i:]
                     break
                 continue
