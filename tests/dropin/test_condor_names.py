@@ -112,3 +112,9 @@ def test_htcondor_option_spellings(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         _spell("q", "-n")
     assert "ambiguous option -n: it could be -name, -nobatch" in capsys.readouterr().err
+
+
+def test_words_after_a_rest_positional_are_left_alone() -> None:
+    parser, _ = build_parser("fleet")
+    ns, extra = parser.parse_known_args(["fleet", "run", "status", "-t", "-af", "Name"])
+    assert ns.tool == ["status", "-t", "-af", "Name"] and not extra  # not -t -> fleet's -timeout
