@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import ssl
 from collections.abc import AsyncGenerator, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +118,8 @@ class Connection:
             reply = _check_hello(recv_frame(self.sock), self.address)
             if reply.get("stage") == "auth":
                 if reply.get("tls"):
+                    import ssl  # only for TLS: a tool on the local socket does not load it
+
                     try:
                         self.sock = sec.ssl_context().wrap_socket(self.sock, server_hostname=self.address.host)
                     except (ssl.SSLError, ssl.CertificateError) as exc:
@@ -200,6 +201,8 @@ class AsyncConnection:
             hello = _check_hello(await asyncio.wait_for(read_frame(reader), timeout), addr)
             if hello.get("stage") == "auth":
                 if hello.get("tls"):
+                    import ssl
+
                     try:
                         await asyncio.wait_for(writer.start_tls(sec.ssl_context(), server_hostname=addr.host),
                                                timeout)
