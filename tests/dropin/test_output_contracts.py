@@ -116,3 +116,15 @@ def test_userprio_name_picks_the_negotiator(condor_pool: CondorPool) -> None:
     assert ok.returncode == 0, ok.stderr
     bad = cp.run("condor_userprio", "-name", "nosuch")
     assert (bad.returncode, bad.stderr) == (1, "condor_userprio: userprio: the collector knows no negotiator named nosuch\n")
+
+
+def test_status_output_forms(condor_pool: CondorPool) -> None:
+    cp = condor_pool
+    names = sorted(cp.pool.slot_names())
+    assert cp.run("condor_status", "-format", "%s\n", "Name").stdout.split() == names
+    ads = json.loads(cp.run("condor_status", "-json").stdout)
+    assert sorted(a["Name"] for a in ads) == names
+    long = cp.run("condor_status", "-l").stdout
+    blocks = [b for b in long.split("\n\n") if b.strip()]
+    assert long.endswith("\n\n") and len(blocks) == len(names)
+    assert all(f'Name = "{n}"' in long for n in names)
