@@ -7,6 +7,8 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from htcd.errors import UserError
+
 if TYPE_CHECKING:
     from htcd.client.schedd import ScheddClient
 
@@ -37,28 +39,106 @@ def _schedd(args: argparse.Namespace) -> ScheddClient:
     return schedd.ScheddClient(addr)
 
 
-def act(tool: str, args: argparse.Namespace) -> int:
-    from htcd.cli import common
-    from htcd.errors import UserError
+# HTCondor's words for an action: (verb, past) as condor_rm/hold/release print them
+WORDS = {"rm": ("remove", "marked for removal"), "hold": ("hold", "held"), "release": ("release", "released")}
+SUCCESS = {"removed", "removing", "held", "released"}
 
-    action, done = ACTIONS[tool]
-    ids, constraint = common.job_selection(args.targets, args.constraint, args.all)
-    if not ids and not constraint:
-        raise UserError("say which jobs: CLUSTER, CLUSTER.PROC, OWNER, -constraint EXPR or -all")
-    try:
-        with _schedd(args) as schedd:
-            results = schedd.act(action, ids, constraint, args.reason)
-    except UserError as exc:
-        if "no jobs matched" in str(exc):
-            raise UserError(f"couldn't find/{action} any jobs matching {' '.join(args.targets) or args.constraint}") from None
-        raise
-    failed = 0
-    for job_id, outcome in results.items():
-        if outcome.startswith(("denied", "not ")):
-            failed += 1
-            print(f"Job {job_id} not {done}: {outcome}")
-        else:
-            print(f"Job {job_id} {done}")
+
+def job_message(tool: str, job_id: str, outcome: str) -> tuple[bool, str]:
+    """(success, HTCondor's line) for one job's outcome, as condor_rm/hold/release print it."""
+    verb, past = WORDS[tool]
+    if outcome in SUCCESS:
+        return True, f"Job {job_id} {past}"
+    if outcome.startswith("denied"):
+        return False, f"Permission denied to {verb} job {job_id}"
+    if outcome == "already removed":
+        return False, f"Job {job_id} already marked for removal"
+    if tool == "hold" and outcome == "not held: status 5":
+        return False, f"Job {job_id} already held"
+    if tool == "release" and outcome.startswith("not held"):
+        return False, f"Job {job_id} not held to be released"
+    return False, f"Job {job_id} not {past}: {outcome}"
+
+
+def summary_constraint(targets: list[str], constraint: str | None, everything: bool) -> tuple[str | None, str]:
+    """The one constraint condor_rm builds from clusters, users, ``-constraint`` and ``-all``, and
+    the words its summary line names it by (`` in cluster 12``, `` of user "bob"``, ...)."""
+    alts: list[str] = []
+    kinds: set[str] = set()
+    for t in targets:
+        if t.isdigit():
+            alts.append(f"ClusterId == {int(t)}")
+            kinds.add("cluster")
+        elif not _is_proc(t):
+            alts.append(f'Owner == "{t}"')
+            kinds.add("user")
+    usercluster = " || ".join(alts)
+    simple = len(alts) == 1
+    if everything:
+        text, kind = "ClusterId >= 0", "all"
+        if constraint or usercluster:
+            raise UserError("can't mix -all with other constraints")
+    elif constraint and usercluster:
+        text, kind = f"({constraint}) && ({usercluster})", "complex"
+    elif constraint:
+        text, kind = constraint, "complex"
+    elif usercluster:
+        text, kind = usercluster, (kinds.pop() if simple else "complex")
+    else:
+        return None, ""
+    if kind == "all":
+        return text, ""
+    if kind in ("cluster", "user"):
+        word = "in cluster" if kind == "cluster" else "of user"
+        return text, f" {word} {text.split(' == ', 1)[1]}"
+    return text, f" matching constraint ({text})"
+
+
+def _is_proc(t: str) -> bool:
+    c, dot, p = t.partition(".")
+    return bool(dot) and c.isdigit() and p.isdigit()
+
+
+def act(tool: str, args: argparse.Namespace) -> int:
+    """condor_rm/hold/release: each CLUSTER.PROC gets its own line; clusters, users,
+    ``-constraint`` and ``-all`` together one ("All jobs in cluster 12 have been marked for
+    removal"), as HTCondor's tools print them.  Exit 1 if anything failed."""
+    import sys
+
+    action, _ = ACTIONS[tool]
+    verb, past = WORDS[tool]
+    procs = [t for t in args.targets if _is_proc(t)]
+    constraint, cmsg = summary_constraint(args.targets, args.constraint, args.all)
+    if not procs and constraint is None:
+        raise UserError("You did not specify any jobs (CLUSTER, CLUSTER.PROC, USER, -constraint EXPR or -all)")
+    failed = False
+    with _schedd(args) as schedd:
+        if procs:
+            try:
+                results = schedd.act(action, procs, None, args.reason)
+            except UserError as exc:
+                if "no jobs matched" not in str(exc):
+                    raise
+                results = {}
+            for job_id in procs:
+                ok, line = job_message(tool, job_id, results.get(job_id, "not found")) \
+                    if job_id in results else (False, f"Job {job_id} not found")
+                failed |= not ok
+                print(line, file=sys.stdout if ok else sys.stderr)
+        if constraint is not None:
+            try:
+                results = schedd.act(action, [], constraint, args.reason)
+            except UserError as exc:
+                if "no jobs matched" not in str(exc):
+                    raise
+                results = {}
+            if any(o in SUCCESS for o in results.values()):
+                print(f"All jobs{cmsg} have been {past}")
+            else:
+                for job_id, outcome in results.items():
+                    print(job_message(tool, job_id, outcome)[1], file=sys.stderr)
+                print(f"Couldn't find/{verb} all jobs{cmsg}", file=sys.stderr)
+                failed = True
     return 1 if failed else 0
 
 

@@ -31,7 +31,24 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     edit.add_argument("-resetusage", metavar="USER", help="reset a user's accumulated usage (and priority)")
     edit.add_argument("-resetall", action="store_true", help="reset every user's accumulated usage")
     edit.add_argument("-delete", metavar="USER", help="remove a user's record")
+    p.add_argument("-name", help="the negotiator advertised under this Name (found through the collector; "
+                   "default: this host's, else the collector's)")
     return _run
+
+
+def _negotiator(cfg: Any, name: str | None) -> Any:
+    """The negotiator to ask: by Name at the collector (``-name``, with ``-pool`` another pool's),
+    else this host's, else the one the collector knows."""
+    from htcd.client import collector, negotiator
+    from htcd.wire.address import Address
+
+    if not name:
+        return negotiator.address(cfg)
+    bare = name.replace('"', "")
+    ads = collector.query(cfg, "Negotiator", f'Name == "{bare}"', ["MyAddress"], limit=1)
+    if not ads or not ads[0].get_value("MyAddress"):
+        raise UserError(f"userprio: the collector knows no negotiator named {name}")
+    return Address.parse(str(ads[0].get_value("MyAddress")))
 
 
 def _full(cfg: Any, user: str) -> str:
@@ -52,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
     from htcd.client import negotiator
 
     cfg = common.config()
-    accountant = negotiator.Accountant(negotiator.address(cfg))
+    accountant = negotiator.Accountant(_negotiator(cfg, args.name))
     if args.setfactor:
         user, factor = _full(cfg, args.setfactor[0]), _number(args.setfactor[1], "the priority factor")
         accountant.set_factor(user, factor)

@@ -70,6 +70,8 @@ KNOWN_COMMANDS: frozenset[str] = frozenset({
     "dagman_job_id", "dag_node_name", "dagman_log", "remove_kill_sig", "hold_kill_sig",
     # refused only when true (htcd/submit/unsupported.py)
     "encrypt_execute_directory",
+    # read only by the parallel universe, which htcd refuses: elsewhere condor_submit ignores it
+    "machine_count",
 })
 
 # What a job gets for a command the submit file leaves unset: the configuration's JOB_DEFAULT_<X>
@@ -578,6 +580,12 @@ class Translator:
                     self.ad.pop("TransferInputSizeMB", None)  # as condor_submit does
 
     def _resources(self) -> None:
+        count = self.first("machine_count")
+        if count is not None and count[0] != "1":
+            # condor_submit reads it in the parallel universe only (which htcd refuses) and ignores
+            # it elsewhere, as htcd does: said aloud, since a job asking for more gets one slot
+            self.warnings.append(f"machine_count = {count[0]} is ignored outside the parallel universe "
+                                 "(as condor_submit does): the job runs on one slot")
         value, line = self.or_default("request_cpus")
         self.ad["RequestCpus"] = self._number_or_expr(self.what("RequestCpus", "request_cpus", line),
                                                       (value, line), "1")
@@ -757,7 +765,8 @@ class Translator:
         self.reads.add(CUSTOM_MARK)
         for attr, value, line in self.custom_settings():
             if not value.strip():
-                raise self.fail(f"+{attr} has no value", line)
+                self.ad[attr] = "undefined"  # condor_submit's value for an empty +Attr / MY.Attr
+                continue
             self.ad[attr] = self.expr(attr, value, line)
 
     def _requirements(self) -> None:

@@ -41,7 +41,7 @@ REFUSED: dict[str, str] = {
                               "vm_networking_type", "vm_no_output_vm", "vm_type", "vm_vcpus", "vm_vnc",
                               "xen_initrd", "xen_kernel", "xen_kernel_params", "xen_root")},
     **{name: _JAVA for name in ("jar_files", "java_vm_args", "java_vm_arguments", "java_vm_arguments2")},
-    **{name: _PARALLEL for name in ("machine_count", "node_count", "nodecount", "parallel_script_shadow",
+    **{name: _PARALLEL for name in ("node_count", "nodecount", "parallel_script_shadow",
                                     "parallel_script_starter", "rendezvousdir", "want_job_networking")},
     **{name: _STANDARD for name in ("append_files", "buffer_block_size", "buffer_files", "buffer_size",
                                     "compress_files", "fetch_files", "file_remaps", "local_files",

@@ -15,11 +15,13 @@ import getpass
 import logging
 import os
 import re
-import ssl
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from htcd.wire import auth, tokens
+
+if TYPE_CHECKING:  # ssl is imported where TLS is set up: a tool on the local socket does not load it
+    import ssl
 from htcd.wire.tokens import TokenError
 
 ALIASES = {"IDTOKEN": "TOKEN", "IDTOKENS": "TOKEN", "TOKENS": "TOKEN"}
@@ -137,6 +139,8 @@ class ServerSecurity:
         self.tls, self.tls_problem = self._tls_context(cfg)
 
     def _tls_context(self, cfg: Any) -> tuple[ssl.SSLContext | None, str]:
+        import ssl
+
         cert, key = _path(cfg, "AUTH_SSL_SERVER_CERTFILE"), _path(cfg, "AUTH_SSL_SERVER_KEYFILE")
         if not cert or not key:
             return None, "no AUTH_SSL_SERVER_CERTFILE/AUTH_SSL_SERVER_KEYFILE configured"
@@ -403,6 +407,8 @@ class ClientSecurity:
     def ssl_context(self) -> ssl.SSLContext:
         """The client's TLS context: the pool CA, the host name check, its certificate if any;
         WireError-worthy problems raise ssl.SSLError."""
+        import ssl
+
         if self._ssl is not None:
             return self._ssl
         if not self.cafile or not os.path.exists(self.cafile):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import socket
-import ssl
 from collections.abc import AsyncGenerator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from htcd.wire.address import Address
 from htcd.wire.authn import REQUIRED, UNAUTHENTICATED, ClientSecurity
@@ -19,6 +17,9 @@ PROTOCOL_VERSION = 1
 _SECURITY: ClientSecurity | None = None
 _FROM_CONFIG: tuple[int, ClientSecurity] | None = None
 
+
+if TYPE_CHECKING:  # asyncio is for the daemons' AsyncConnection: the tools' Connection does not load it
+    import asyncio
 
 def configure(security: ClientSecurity | None) -> None:
     """Set what this process's clients offer (a daemon: from its config, at start and reconfig);
@@ -117,6 +118,8 @@ class Connection:
             reply = _check_hello(recv_frame(self.sock), self.address)
             if reply.get("stage") == "auth":
                 if reply.get("tls"):
+                    import ssl  # only for TLS: a tool on the local socket does not load it
+
                     try:
                         self.sock = sec.ssl_context().wrap_socket(self.sock, server_hostname=self.address.host)
                     except (ssl.SSLError, ssl.CertificateError) as exc:
@@ -168,6 +171,8 @@ class AsyncConnection:
 
     def __init__(self, address: Address, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  hello: dict[str, Any]) -> None:
+        import asyncio
+
         self.address = address
         self.reader = reader
         self.writer = writer
@@ -177,6 +182,8 @@ class AsyncConnection:
     @classmethod
     async def open(cls, address: Address | str, timeout: float = 30.0,
                    security: ClientSecurity | None = None) -> AsyncConnection:
+        import asyncio
+
         addr = Address.parse(address) if isinstance(address, str) else address
         sec = security or current_security()
         path = _unix_path(addr, sec)
@@ -194,6 +201,8 @@ class AsyncConnection:
             hello = _check_hello(await asyncio.wait_for(read_frame(reader), timeout), addr)
             if hello.get("stage") == "auth":
                 if hello.get("tls"):
+                    import ssl
+
                     try:
                         await asyncio.wait_for(writer.start_tls(sec.ssl_context(), server_hostname=addr.host),
                                                timeout)
@@ -219,6 +228,8 @@ class AsyncConnection:
         return _merge([p async for p in self.stream(command, timeout=timeout, **args)])
 
     async def stream(self, command: str, timeout: float | None = 60.0, **args: Any) -> AsyncGenerator[Any, None]:
+        import asyncio
+
         async with self._lock:
             try:
                 self.writer.write(encode({"cmd": command, "args": args}))
@@ -236,6 +247,8 @@ class AsyncConnection:
                 raise WireError(f"{self.address} did not answer {command} in time") from None
 
     async def close(self) -> None:
+        import asyncio
+
         self.writer.close()
         with contextlib.suppress(OSError, asyncio.CancelledError):
             await self.writer.wait_closed()
@@ -249,6 +262,7 @@ class AsyncConnection:
 
 async def acall(address: Address | str, command: str, timeout: float = 60.0, **args: Any) -> Any:
     """One command on a fresh connection."""
+
     conn = await AsyncConnection.open(address, timeout=timeout)
     try:
         return await conn.call(command, timeout=timeout, **args)

@@ -10,16 +10,18 @@ length claim in a 10-byte frame fails at once) and the nesting by ``MAX_DEPTH``.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import socket
 import struct
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgpack
 
 from htcd.wire.errors import ProtocolError, WireError
+
+if TYPE_CHECKING:  # asyncio is imported by the async readers only: a tool's start does not pay for it
+    import asyncio
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 256 * 1024 * 1024  # bounds one frame; big files travel as streams of CHUNK-sized frames
@@ -131,6 +133,8 @@ async def read_frame(reader: asyncio.StreamReader, limit: int | None = None) -> 
     """Read one frame; None on a clean end of stream before a header.  ``limit`` defaults to the
     connection's (``frame_limit``); under the unauthenticated limit (a daemon's handshake) the
     nesting is checked too, not in what clients read from daemons."""
+    import asyncio
+
     try:
         header = await reader.readexactly(HEADER.size)
     except asyncio.IncompleteReadError as exc:

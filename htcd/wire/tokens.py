@@ -18,11 +18,10 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+if TYPE_CHECKING:  # cryptography is imported where a key is used: a tool's start does not pay for it
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 HEADER = {"alg": "EdDSA", "typ": "JWT", "kid": "POOL"}
 SCOPE_PREFIX = "condor:/"
@@ -69,17 +68,21 @@ class Claims:
 
 # -- keys ---------------------------------------------------------------------------------------------
 def new_signing_key() -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     return Ed25519PrivateKey.generate()
 
 
 def write_private_key(key: Ed25519PrivateKey, path: str) -> None:
     """PEM, mode 0600, written whole (a reader never sees half a key)."""
+    from cryptography.hazmat.primitives import serialization
     data = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
     write_secret(path, data)
 
 
 def write_public_key(key: Ed25519PublicKey, path: str) -> None:
+    from cryptography.hazmat.primitives import serialization
     data = key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     write_file(path, data, 0o644)
 
@@ -101,6 +104,8 @@ def write_file(path: str, data: bytes, mode: int) -> None:
 
 
 def load_private_key(path: str) -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     try:
         with open(path, "rb") as f:
             key = serialization.load_pem_private_key(f.read(), None)
@@ -119,6 +124,8 @@ _PUBLIC_CACHE: dict[str, tuple[float, list[Ed25519PublicKey]]] = {}
 def load_public_keys(path: str) -> list[Ed25519PublicKey]:
     """The verification keys in ``path`` (one or more PEM blocks: a pool rolling its key lists the
     old and the new one); cached until the file changes."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
     try:
         mtime = os.stat(path).st_mtime
     except OSError as exc:
@@ -188,6 +195,7 @@ def decode(token: str) -> Claims:
 
 def verify(token: str, keys: list[Ed25519PublicKey], trust_domain: str, now: float | None = None) -> Claims:
     """The claims of a token this pool signed and that is still valid; else TokenError naming why."""
+    from cryptography.exceptions import InvalidSignature
     claims = decode(token)
     head, payload, sig = token.strip().split(".")
     signature = _unb64(sig)

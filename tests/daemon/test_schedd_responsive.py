@@ -177,7 +177,7 @@ def test_reconfig_keeps_the_schedd_responsive_and_applies_a_debug_level(pool: Po
 
 def test_rm_all_over_100000_jobs_keeps_the_schedd_responsive(pool: Pool) -> None:
     out = measured(pool, "rm -all", "rm", "-all")
-    assert out.count("marked for removal") == JOBS
+    assert out == "All jobs have been marked for removal\n"  # condor_rm -all's one line
     assert "Total for all users: 0 jobs" in pool.htcd("q", "-totals").stdout
     assert (pool.jobs_dir / "big.log").read_text().count("Job was aborted") == JOBS
     schedd = psutil.Process(pool.daemon_pids()["SCHEDD"])

@@ -135,7 +135,7 @@ def test_rm_idle_job_and_unknown_job(make_pool) -> None:
     pool = make_pool(knobs={"START": "FALSE"})
     cluster = pool.submit("executable = /bin/true\nqueue 2\n")
     out = pool.htcd("rm", str(cluster)).stdout
-    assert out.count("marked for removal") == 2
+    assert out == f"All jobs in cluster {cluster} have been marked for removal\n"  # condor_rm's words
     assert pool.job_ids() == []
     bad = pool.htcd("rm", "999.0", check=False)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr and "999.0" in bad.stderr
@@ -191,7 +191,7 @@ def test_hold_and_release_an_idle_job(make_pool) -> None:
     assert pool.job_attr(f"{cluster}.0", "JobStatus") == "5"
     assert pool.job_attr(f"{cluster}.0", "HoldReason") == "checking inputs"
     again = pool.htcd("hold", f"{cluster}.0", check=False)
-    assert again.returncode == 1 and "not held" in again.stdout
+    assert again.returncode == 1 and again.stderr == f"Job {cluster}.0 already held\n"
     assert f"Job {cluster}.0 released" in pool.htcd("release", f"{cluster}.0").stdout
     assert pool.job_attr(f"{cluster}.0", "JobStatus") == "1"
     assert events((pool.jobs_dir / "h.log").read_text()) == ["000", "012", "013"]
