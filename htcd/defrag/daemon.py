@@ -203,24 +203,7 @@ class Defrag(Daemon):
     async def _drain(self, to_drain: int, real: float, draining: set[str] | None, whole: set[str] | None,
                      cancelled: set[str], now: int) -> None:
         p = self.policy
-        why = None
-        if to_drain <= 0:
-            why = f"number to drain in next {p.interval}s is calculated to be {real:.3f}"
-        elif p.rate.per_hour <= 0:
-            why = f"DEFRAG_DRAINING_MACHINES_PER_HOUR={p.rate.per_hour:f}"
-        elif p.max_draining == 0:
-            why = "DEFRAG_MAX_CONCURRENT_DRAINING=0"
-        elif p.max_whole == 0:
-            why = "DEFRAG_MAX_WHOLE_MACHINES=0"
-        elif p.max_draining > 0 and draining is None:
-            why = (f"DEFRAG_MAX_CONCURRENT_DRAINING={p.max_draining} and the query to count draining "
-                   "machines failed")
-        elif p.max_draining > 0 and draining is not None and len(draining) >= p.max_draining:
-            why = f"DEFRAG_MAX_CONCURRENT_DRAINING={p.max_draining} and there are {len(draining)} draining machines"
-        elif p.max_whole > 0 and whole is not None and len(whole) >= p.max_whole:
-            why = f"DEFRAG_MAX_WHOLE_MACHINES={p.max_whole} and there are {len(whole)} whole machines"
-        elif whole is None:
-            why = "the query to find whole machines failed"
+        why = p.reason_not_to_drain(to_drain, real, draining, whole)
         if why is not None:
             self.log.info("Doing nothing, because %s.", why)
             return

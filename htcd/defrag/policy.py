@@ -63,6 +63,31 @@ class Policy:
             return None
         return f"{self.draining_constraint} && ({self.cancel_requirements})"
 
+    def reason_not_to_drain(self, to_drain: int, real: float, draining: set[str] | None,
+                            whole: set[str] | None) -> str | None:
+        """Why this poll drains nothing (the log's "Doing nothing, because ..."), or None.
+        ``draining`` / ``whole``: this poll's machines, None when the query failed."""
+        if to_drain <= 0:
+            return f"number to drain in next {self.interval}s is calculated to be {real:.3f}"
+        if self.rate.per_hour <= 0:
+            return f"DEFRAG_DRAINING_MACHINES_PER_HOUR={self.rate.per_hour:f}"
+        if self.max_draining == 0:
+            return "DEFRAG_MAX_CONCURRENT_DRAINING=0"
+        if self.max_whole == 0:
+            return "DEFRAG_MAX_WHOLE_MACHINES=0"
+        if self.max_draining > 0:
+            if draining is None:
+                return (f"DEFRAG_MAX_CONCURRENT_DRAINING={self.max_draining} and the query to count draining "
+                        "machines failed")
+            if len(draining) >= self.max_draining:
+                return (f"DEFRAG_MAX_CONCURRENT_DRAINING={self.max_draining} and there are {len(draining)} "
+                        "draining machines")
+        if self.max_whole > 0 and whole is not None and len(whole) >= self.max_whole:
+            return f"DEFRAG_MAX_WHOLE_MACHINES={self.max_whole} and there are {len(whole)} whole machines"
+        if whole is None:
+            return "the query to find whole machines failed"
+        return None
+
     @property
     def candidate_constraint(self) -> str:
         text = f"{BASE_SLOT} && Draining =!= true"

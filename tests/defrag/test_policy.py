@@ -114,3 +114,21 @@ def test_stats_count_arrivals_and_survive_the_state_file() -> None:
     published = ClassAd()
     again.publish(published, 130)
     assert published.get_value("RecentDrainsList")[0].get_value("when") == 100
+
+
+def test_the_limits_stop_a_poll_as_htcondors_do(tmp_path: Path) -> None:
+    p = policy_of(tmp_path, "DEFRAG_DRAINING_MACHINES_PER_HOUR = 60\nDEFRAG_INTERVAL = 60\n"
+                  "DEFRAG_MAX_CONCURRENT_DRAINING = 2\nDEFRAG_MAX_WHOLE_MACHINES = 1\n")
+    assert p.rate.per_poll == 1
+    assert p.reason_not_to_drain(1, 1.0, {"a"}, set()) is None
+    assert p.reason_not_to_drain(0, 0.25, set(), set()) == "number to drain in next 60s is calculated to be 0.250"
+    assert p.reason_not_to_drain(1, 1.0, {"a", "b"}, set()) == \
+        "DEFRAG_MAX_CONCURRENT_DRAINING=2 and there are 2 draining machines"
+    assert p.reason_not_to_drain(1, 1.0, None, set()) == \
+        "DEFRAG_MAX_CONCURRENT_DRAINING=2 and the query to count draining machines failed"
+    assert p.reason_not_to_drain(1, 1.0, set(), {"c"}) == "DEFRAG_MAX_WHOLE_MACHINES=1 and there are 1 whole machines"
+    assert p.reason_not_to_drain(1, 1.0, set(), None) == "the query to find whole machines failed"
+    off = policy_of(tmp_path, "DEFRAG_DRAINING_MACHINES_PER_HOUR = 60\nDEFRAG_MAX_CONCURRENT_DRAINING = 0\n")
+    assert off.reason_not_to_drain(1, 1.0, set(), set()) == "DEFRAG_MAX_CONCURRENT_DRAINING=0"
+    assert policy_of(tmp_path).reason_not_to_drain(1, 1.0, set(), set()) == \
+        "DEFRAG_DRAINING_MACHINES_PER_HOUR=0.000000"
