@@ -63,6 +63,8 @@ def _drain_and_restart(pool) -> None:
     assert small.count("004") == 4, "quick draining evicted the four one-cpu jobs"
     log = pool.log("DefragLog")
     assert "Initiating quick draining of slot1@" in log
+    assert "on completion: resume; START while draining: FALSE" in pool.log("StartLog"), \
+        "DEFRAG_DRAINING_START_EXPR (default FALSE) is the START expression while draining"
 
     ad = wait_for(lambda: (a := defrag_ad(pool)) is not None and a.get_value("DrainSuccesses", 0) >= 1 and a, 30,
                   "the Defrag ad with the drain counted")

@@ -132,3 +132,16 @@ def test_the_limits_stop_a_poll_as_htcondors_do(tmp_path: Path) -> None:
     assert off.reason_not_to_drain(1, 1.0, set(), set()) == "DEFRAG_MAX_CONCURRENT_DRAINING=0"
     assert policy_of(tmp_path).reason_not_to_drain(1, 1.0, set(), set()) == \
         "DEFRAG_DRAINING_MACHINES_PER_HOUR=0.000000"
+
+
+def test_the_daemon_refuses_a_bad_knob_at_start_without_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    top = tmp_path / "condor_config"
+    top.write_text(f"LOCAL_DIR = {tmp_path}\nDEFRAG_WHOLE_MACHINE_EXPR = Cpus ==\n")
+    env = {"HTCD_CONFIG": str(top), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-m", "htcd", "defrag", "-f"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"{top}:2: DEFRAG_WHOLE_MACHINE_EXPR = Cpus ==: not a valid ClassAd expression" in proc.stderr
