@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from htcd.wire.address import Address
 
 #: Daemons whose own knobs start with their subsystem name (SCHEDD_..., MAX_SCHEDD_LOG, ...).
-_DAEMONS = ("MASTER", "COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD")
+_DAEMONS = ("MASTER", "COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD", "DEFRAG")
 #: Sources that are defaults rather than a site's choice.
 _DEFAULT_SOURCES = ("<param table>", "<embedded default>")
 

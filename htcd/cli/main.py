@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "negotiator": ("daemons", "run the negotiator"),
     "schedd": ("daemons", "run the schedd"),
     "startd": ("daemons", "run the startd"),
+    "defrag": ("daemons", "run the defrag daemon, which drains machines so whole-machine jobs can run"),
     "submit": ("submit", "submit jobs from a submit description file"),
     "submit_dag": ("submit_dag", "check a DAG and submit the DAGMan job that runs it"),
     "q": ("q", "list jobs in the queue"),

@@ -24,7 +24,8 @@ DAEMONS = {"self", "daemon", "self.daemon", "schedd", "self.schedd", "startd", "
 #: Names a Config is held under in the code (``self.config.get_int("X")``, ``cfg.get("X")``).
 RECEIVERS = {"config", "cfg", "self.cfg", *(f"{d}.config" for d in DAEMONS), *DAEMONS}
 #: What an f-string placeholder in a knob name stands for: htcd's subsystems.
-SUBSYSTEMS = ("MASTER", "COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD", "SHADOW", "STARTER", "TOOL", "SUBMIT")
+SUBSYSTEMS = ("MASTER", "COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD", "SHADOW", "STARTER", "TOOL", "SUBMIT",
+              "DEFRAG")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.]*)")
 
