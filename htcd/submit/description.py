@@ -132,16 +132,26 @@ class SubmitDescription:
         environ: Mapping[str, str] = dict(os.environ) if env is None else env
         submit_dir = os.path.abspath(submit_dir)
         self.defaults = predefined(submit_file, qdate, config_get)
-        table: dict[str, Setting] = {}
         ads: list[dict[str, str]] = []
         proc_id = 0
+        for jobs in self._queues(cluster_id, proc_id, submit_dir=submit_dir, owner=owner, qdate=qdate,
+                                 config_get=config_get, env=environ, plugin_universes=plugin_universes):
+            ads.extend(jobs.build(n) for n in range(jobs.total))
+        return _split(ads)
+
+    def _queues(self, cluster_id: int, first_proc: int, *, submit_dir: str, owner: str, qdate: int,
+                config_get: Callable[[str], str | None], env: Mapping[str, str],
+                plugin_universes: Collection[str] | None) -> Iterator[QueueJobs]:
+        """The jobs of each queue statement in turn (each statement sees the settings before it)."""
+        table: dict[str, Setting] = {}
+        proc_id = first_proc
         for stmt in self.statements:
             if isinstance(stmt, Setting):
                 table[stmt.key] = stmt
                 continue
             snapshot = dict(table)
             base_vars = {"cluster": str(cluster_id), "clusterid": str(cluster_id)}
-            expander = Expander(self._lookup(snapshot, base_vars), environ, submit_dir)
+            expander = Expander(self._lookup(snapshot, base_vars), env, submit_dir)
             count_text = expand_or_raise(expander, stmt.count, source=self.filename, line=stmt.line).strip()
             try:
                 number = arith(count_text)
@@ -150,33 +160,12 @@ class SubmitDescription:
             if not isinstance(number, int) or number < 0:
                 raise SubmitError(f"queue statement: job count {count_text!r} is not a whole number",
                                   source=self.filename, line=stmt.line)
-            count = number
-            dynamic = _dynamic(snapshot, {v.lower() for v in stmt.variables})
-            plan: Plan | None = None
-            dirty: set[str] = set()
-            fixed: dict[str, tuple[str, int]] = {}
-            for index, row in enumerate(self._items(stmt, expander, submit_dir)):
-                for step in range(count):
-                    vars_ = dict(base_vars)
-                    # $(Node) is a node number in the parallel universe only (which htcd refuses): empty
-                    vars_.update({"process": str(proc_id), "procid": str(proc_id), "step": str(step),
-                                  "itemindex": str(index), "row": str(index), "node": "",
-                                  "jobid": f"{cluster_id}.{proc_id}"})
-                    vars_.update(row)
-                    tr = self._translator(snapshot, vars_, JobContext(
-                        cluster_id, proc_id, submit_dir, owner, qdate, config_get, environ,
-                        plugin_universes), fixed)
-                    if plan is None:  # the statement's first job is built whole; the rest re-run what varies
-                        ads.append(tr.build())
-                        self.build_warnings.extend(f"{self._where(stmt.line)}: {w}" for w in tr.warnings)
-                        plan = tr.plan()
-                        dirty = plan.dirty(dynamic)
-                        fixed.update((k, got) for k in snapshot if k not in dynamic
-                                     and (got := tr.get(k)) is not None)
-                    else:
-                        ads.append(tr.rebuild(plan, dirty))
-                    proc_id += 1
-        return _split(ads)
+            rows = self._items(stmt, expander, submit_dir)
+            jobs = QueueJobs(self, snapshot, stmt.variables, rows, number, stmt.line, proc_id,
+                             JobContext(cluster_id, proc_id, submit_dir, owner, qdate, config_get, env,
+                                        plugin_universes))
+            yield jobs
+            proc_id += jobs.total
 
     def _lookup(self, table: Mapping[str, Setting], vars_: Mapping[str, str]) -> Callable[[str], str | None]:
         defaults = self.defaults
@@ -297,6 +286,58 @@ class SubmitDescription:
                     for s in table.values() if _is_extra_request(s.key)]
 
         return Translator(get, ctx, src, custom, extra)
+
+
+class QueueJobs:
+    """The jobs of one queue statement, built one at a time: the first whole, every other by
+    re-running only what its own values change (the schedd builds a late-materialized cluster's
+    procs this way, in batches, exactly as a plain submit would have)."""
+
+    def __init__(self, desc: SubmitDescription, snapshot: dict[str, Setting], variables: Sequence[str],
+                 rows: list[dict[str, str]], count: int, line: int, first_proc: int, ctx: JobContext) -> None:
+        self.desc = desc
+        self.snapshot = snapshot
+        self.variables = tuple(variables)
+        self.rows = rows
+        self.count = count
+        self.line = line
+        self.first_proc = first_proc
+        self.ctx = ctx
+        self.total = len(rows) * count
+        self.dynamic = _dynamic(snapshot, {v.lower() for v in variables})
+        self._plan: Plan | None = None
+        self._dirty: set[str] = set()
+        self._fixed: dict[str, tuple[str, int]] = {}
+
+    def proc_vars(self, n: int) -> dict[str, str]:
+        """The macros of the statement's ``n``-th job: $(Process), $(Step), $(ItemIndex), its item..."""
+        index, step = divmod(n, self.count)
+        proc_id = self.first_proc + n
+        cluster_id = self.ctx.cluster_id
+        vars_ = {"cluster": str(cluster_id), "clusterid": str(cluster_id)}
+        # $(Node) is a node number in the parallel universe only (which htcd refuses): empty
+        vars_.update({"process": str(proc_id), "procid": str(proc_id), "step": str(step),
+                      "itemindex": str(index), "row": str(index), "node": "", "jobid": f"{cluster_id}.{proc_id}"})
+        vars_.update(self.rows[index])
+        return vars_
+
+    def build(self, n: int) -> dict[str, str]:
+        """The full ad of the statement's ``n``-th job (the first is always built first)."""
+        if self._plan is None and n != 0:
+            self.build(0)
+        ctx = self.ctx
+        tr = self.desc._translator(self.snapshot, self.proc_vars(n), JobContext(
+            ctx.cluster_id, self.first_proc + n, ctx.submit_dir, ctx.owner, ctx.qdate, ctx.config_get, ctx.env,
+            ctx.plugin_universes), self._fixed)
+        if self._plan is not None:
+            return tr.rebuild(self._plan, self._dirty)
+        ad = tr.build()
+        self.desc.build_warnings.extend(f"{self.desc._where(self.line)}: {w}" for w in tr.warnings)
+        self._plan = tr.plan()
+        self._dirty = self._plan.dirty(self.dynamic)
+        self._fixed.update((k, got) for k in self.snapshot if k not in self.dynamic
+                           and (got := tr.get(k)) is not None)
+        return ad
 
 
 def _last_true(statements: Sequence[Setting | QueueStatement], key: str) -> bool:
