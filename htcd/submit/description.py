@@ -68,6 +68,15 @@ class SubmitDescription:
         with located(self.filename, self.origins):
             self._check_names(strict)
 
+    @classmethod
+    def bare(cls, filename: str, defaults: dict[str, str]) -> SubmitDescription:
+        """A description with no statements of its own, for ``QueueJobs`` built from a submit digest
+        (the schedd's late materialization)."""
+        desc = cls.__new__(cls)
+        desc.filename, desc.origins, desc.statements, desc.used = filename, {}, [], set()
+        desc.defaults, desc.read_warnings, desc.build_warnings = defaults, [], []
+        return desc
+
     @property
     def warnings(self) -> list[str]:
         """What the user should see on standard error: ``warning :`` statements and build warnings."""
