@@ -24,6 +24,7 @@ from htcd.schedd.alive import KeepAlive
 from htcd.schedd.autocluster import AutoClusters
 from htcd.schedd.counters import Counters
 from htcd.schedd.events import EventLogs
+from htcd.schedd.factory import Factory
 from htcd.schedd.groupcommit import GroupCommit
 from htcd.schedd.jobs import IDLE, RUNNING, Cluster, Job
 from htcd.schedd.lifecycle import JobLifecycle, forget_claim
@@ -136,6 +137,11 @@ class Schedd(Daemon):
         for cid, n in self.queue.pending_counts().items():
             if cid in self.clusters:
                 self.clusters[cid].pending = n  # materialized further once the loop runs (startup)
+        for cid, digest, items, next_proc in self.queue.factories():
+            if cid in self.clusters:  # goes on at JobMaterializeNextProcId
+                self.clusters[cid].factory = factory = Factory(cid, digest, items, next_proc, int(
+                    self.clusters[cid].text("TotalSubmitProcs") or 0))
+                self.clusters[cid].pending = factory.left
         self.log.info("job queue %s: %d clusters, %d jobs (%d were running, now idle; %d running, to be "
                       "reconnected)", self.queue.path, len(self.clusters), len(self.jobs), len(requeued),
                       len(self._reconnects))

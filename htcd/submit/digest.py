@@ -80,9 +80,11 @@ def single_queue(desc: SubmitDescription) -> bool:
 
 def make_factory(desc: SubmitDescription, cluster_id: int, *, submit_dir: str, owner: str, qdate: int,
                  config_get: Callable[[str], str | None] = lambda k: None, env: Mapping[str, str] | None = None,
-                 submit_file: str = "", plugin_universes: Collection[str] | None = None) -> Factory | None:
+                 submit_file: str = "", plugin_universes: Collection[str] | None = None,
+                 by_default: bool = False) -> Factory | None:
     """The factory of a description with one queue statement that sets ``max_idle`` or
-    ``max_materialize``; None for any other (it is submitted whole)."""
+    ``max_materialize`` (or, ``by_default``, of more than one proc: condor_submit's
+    SUBMIT_FACTORY_JOBS_BY_DEFAULT); None for any other (it is submitted whole)."""
     if not single_queue(desc):
         return None
     environ = _Env(dict(os.environ) if env is None else env)
@@ -98,7 +100,7 @@ def make_factory(desc: SubmitDescription, cluster_id: int, *, submit_dir: str, o
         jobs = QueueJobs(desc, _pin_random(desc, jobs), jobs.variables, jobs.rows, jobs.count, jobs.line, 0,
                          jobs.ctx)
         first = jobs.build(0)
-        if not any(a in first for a in FACTORY_ATTRS):
+        if not any(a in first for a in FACTORY_ATTRS) and not (by_default and jobs.total > 1):
             return None
         sample = [first] + ([jobs.build(jobs.total - 1)] if jobs.total > 1 else [])
     cluster_ad, _ = _split(sample)

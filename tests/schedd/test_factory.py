@@ -1,0 +1,75 @@
+"""Late materialization as HTCondor's job factory: ``queue N`` with max_idle / max_materialize
+sends the cluster ad, a submit digest and the item data; the schedd builds the procs itself, keeps
+the factory in the queue file (a restart goes on at JobMaterializeNextProcId), and removing the
+cluster removes the factory."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import signal
+
+from pooltools import wait_for
+
+from htcd.submit import parse_submit
+
+SUB = ("executable = /bin/echo\narguments = $(Process) $(name) $(size)\noutput = out.$(Cluster).$(Process)\n"
+       "log = f.log\nrequirements = false\n+Tag = \"t-$(name)\"\nrequest_memory = 10 + $(size)\nmax_idle = 3\n"
+       "queue name, size from (\n" + "".join(f"  n{i} {i * 10}\n" for i in range(40)) + ")\n")
+SCHEDD_SET = {"QDate", "EnteredCurrentStatus", "GlobalJobId", "User", "Owner", "JobMaterializeNextProcId",
+              "TotalSubmitProcs", "LastJobStatus", "ServerTime", "AutoClusterId", "AutoClusterAttrs"}
+
+
+def _ads(pool, cid: int) -> dict[int, dict[str, str]]:
+    return {int(ad["ProcId"]): ad for ad in pool.schedd_jobs(f"ClusterId == {cid}", [])}
+
+
+def _plain(pool, cid: int, qdate: int) -> list[dict[str, str]]:
+    """The full ads a plain submit of SUB builds for cluster ``cid``, here, as the client would."""
+    desc = parse_submit(SUB, "job.sub", submit_dir=str(pool.jobs_dir), env=pool.env)
+    common, procs = desc.make_jobs(cid, submit_dir=str(pool.jobs_dir), owner=pwd.getpwuid(os.geteuid()).pw_name,
+                                   qdate=qdate, config_get=pool.tool_config().get, env=pool.env,
+                                   submit_file="job.sub", plugin_universes=None)
+    return [{**common, **p} for p in procs]
+
+
+def _same(got: dict[str, str], want: dict[str, str]) -> None:
+    keys = (got.keys() | want.keys()) - SCHEDD_SET
+    diff = {k: (got.get(k), want.get(k)) for k in keys if got.get(k) != want.get(k)}
+    assert not diff, f"proc {got.get('ProcId')}: schedd vs plain build: {diff}"
+
+
+def test_factory_builds_what_a_plain_submit_would_and_survives_restarts(make_pool) -> None:
+    pool = make_pool(knobs={"START": "false"}, slots=0)
+    cid = pool.submit(SUB)
+    assert pool.job_ids() == [f"{cid}.{p}" for p in range(3)], "max_idle = 3: three procs materialized"
+    assert pool.job_attr(f"{cid}.0", "TotalSubmitProcs") == "40"
+    assert pool.job_attr(f"{cid}.0", "JobMaterializeNextProcId") == "3"
+    assert "to be materialized later" in pool.log("SchedLog")
+    ads = _ads(pool, cid)
+    plain = _plain(pool, cid, int(ads[0]["QDate"]))
+    for p in range(3):
+        _same(ads[p], plain[p])
+    pool.htcd("rm", f"{cid}.0", f"{cid}.1")  # room for two more: procs 3 and 4
+    wait_for(lambda: pool.job_ids() == [f"{cid}.{p}" for p in (2, 3, 4)], 30, "procs 3 and 4")
+    os.kill(pool.daemon_pids()["SCHEDD"], signal.SIGKILL)  # mid-materialization
+    wait_for(lambda: pool.htcd("q", check=False).returncode == 0, 60, "a new schedd")
+    assert pool.job_ids() == [f"{cid}.{p}" for p in (2, 3, 4)]
+    assert pool.job_attr(f"{cid}.2", "JobMaterializeNextProcId") == "5"
+    pool.htcd("rm", f"{cid}.2", f"{cid}.3")
+    wait_for(lambda: pool.job_ids() == [f"{cid}.{p}" for p in (4, 5, 6)], 30, "procs 5 and 6, after the restart")
+    ads = _ads(pool, cid)
+    for p in (4, 5, 6):
+        _same(ads[p], plain[p])
+    pool.htcd("rm", str(cid))
+    wait_for(lambda: pool.job_ids() == [], 30, "the cluster and its factory to go")
+    pool.stop()
+    pool.start(slots=0)
+    assert pool.job_ids() == [], "a removed factory never materializes again"
+
+
+def test_without_late_materialize_the_client_sends_every_proc(make_pool) -> None:
+    pool = make_pool(knobs={"START": "false", "SCHEDD_ALLOW_LATE_MATERIALIZE": "false"}, slots=0)
+    cid = pool.submit(SUB)
+    assert pool.job_ids() == [f"{cid}.{p}" for p in range(3)]
+    assert pool.job_attr(f"{cid}.0", "JobMaterializeNextProcId") == "undefined", "no factory: the procs wait as rows"
