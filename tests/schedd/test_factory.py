@@ -73,3 +73,18 @@ def test_without_late_materialize_the_client_sends_every_proc(make_pool) -> None
     cid = pool.submit(SUB)
     assert pool.job_ids() == [f"{cid}.{p}" for p in range(3)]
     assert pool.job_attr(f"{cid}.0", "JobMaterializeNextProcId") == "undefined", "no factory: the procs wait as rows"
+
+
+def test_hold_of_the_cluster_pauses_the_factory(make_pool) -> None:
+    pool = make_pool(knobs={"START": "false"}, slots=0)
+    cid = pool.submit(SUB.replace("max_idle = 3", "max_materialize = 2"))
+    assert pool.job_ids() == [f"{cid}.0", f"{cid}.1"]
+    pool.htcd("hold", str(cid))
+    assert pool.job_attr(f"{cid}.0", "JobMaterializePaused") == "1"
+    pool.htcd("rm", f"{cid}.0")  # room for one more, but the factory is paused
+    wait_for(lambda: pool.job_ids() == [f"{cid}.1"], 30, "proc 0 to go")
+    assert pool.job_attr(f"{cid}.1", "JobMaterializeNextProcId") == "2", "nothing materialized while paused"
+    assert pool.job_ids() == [f"{cid}.1"]
+    pool.htcd("release", str(cid))
+    assert pool.job_attr(f"{cid}.1", "JobMaterializePaused") == "0"
+    wait_for(lambda: pool.job_ids() == [f"{cid}.1", f"{cid}.2"], 30, "proc 2 once released")
