@@ -79,6 +79,11 @@ def test_hold_of_the_cluster_pauses_the_factory(make_pool) -> None:
     pool = make_pool(knobs={"START": "false"}, slots=0)
     cid = pool.submit(SUB.replace("max_idle = 3", "max_materialize = 2"))
     assert pool.job_ids() == [f"{cid}.0", f"{cid}.1"]
+    # the batch line: TOTAL is TotalSubmitProcs, as condor_q
+    row = next(ln for ln in pool.htcd("q").stdout.splitlines() if ln.endswith(f" {cid}.0-1")).split()
+    assert row[-2] == "40" and row[-4] == "2", row
+    line = next(ln for ln in pool.htcd("q", "-factory").stdout.splitlines() if ln.startswith(f"{cid}. "))
+    assert line.split()[4:10] == ["2", "2", "0", "2", "0", "2"], line  # LIMIT PRESNT RUN IDLE HOLD NEXTID
     pool.htcd("hold", str(cid))
     assert pool.job_attr(f"{cid}.0", "JobMaterializePaused") == "1"
     pool.htcd("rm", f"{cid}.0")  # room for one more, but the factory is paused
