@@ -100,7 +100,7 @@ class Schedd(Daemon):
     def add_job(self, job: Job) -> None:
         self.jobs[job.id] = job
         job.cluster.live += 1
-        job.cluster.idle += job.status == IDLE
+        job.cluster.idle += job.status != RUNNING
         self.counters.add(job.owner, job.status)
         self.local.note((job,))
 
@@ -154,8 +154,8 @@ class Schedd(Daemon):
 
     def set_status(self, job: Job, status: int, **attrs: Any) -> None:
         self.counters.move(job.owner, job.status, status)
-        job.cluster.idle += (status == IDLE) - (job.status == IDLE)
-        if job.status == IDLE and status != IDLE and job.cluster.pending:
+        job.cluster.idle += (status != RUNNING) - (job.status != RUNNING)
+        if status == RUNNING and job.status != RUNNING and job.cluster.pending:
             self.materializer.soon(job.cluster)
         job.set(LastJobStatus=job.status, JobStatus=status, EnteredCurrentStatus=int(time.time()), **attrs)
 
@@ -166,7 +166,7 @@ class Schedd(Daemon):
             dagjobs.remove_node_jobs(self, job)
             self.counters.remove(job.owner, job.status)
             job.cluster.live -= 1
-            job.cluster.idle -= job.status == IDLE
+            job.cluster.idle -= job.status != RUNNING
             if job.cluster.pending:
                 self.materializer.soon(job.cluster)
             elif job.cluster.live <= 0:

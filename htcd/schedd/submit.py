@@ -13,7 +13,7 @@ from htcd.classad import ClassAdSyntaxError, parse_expr, unparse
 from htcd.pacer import Pacer
 from htcd.schedd import limits, ownership, userlog
 from htcd.schedd.factory import Factory
-from htcd.schedd.jobs import HELD, IDLE, Cluster, Job
+from htcd.schedd.jobs import HELD, IDLE, RUNNING, Cluster, Job
 from htcd.schedd.local import ap_universe
 from htcd.schedd.queue import JobId, insert_cluster, insert_factory
 from htcd.submit.errors import SubmitError
@@ -205,7 +205,7 @@ class Submits:
         schedd.clusters[cid] = cluster
         schedd.jobs.update(new)
         cluster.live += len(new)
-        cluster.idle += statuses[IDLE]
+        cluster.idle += len(new) - statuses[RUNNING]
         for status, n in statuses.items():
             schedd.counters.add(cluster.owner, status, n)
         schedd.local.note(on_ap)
