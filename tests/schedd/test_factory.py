@@ -93,3 +93,21 @@ def test_hold_of_the_cluster_pauses_the_factory(make_pool) -> None:
     pool.htcd("release", str(cid))
     assert pool.job_attr(f"{cid}.1", "JobMaterializePaused") == "0"
     wait_for(lambda: pool.job_ids() == [f"{cid}.1", f"{cid}.2"], 30, "proc 2 once released")
+
+
+def test_limits_count_materialized_procs_only(make_pool) -> None:
+    """MAX_JOBS_PER_SUBMISSION and MAX_JOBS_PER_OWNER bound what a factory materializes, not its
+    TotalSubmitProcs (HTCondor's manual: late materialization submits millions without hitting them)."""
+    pool = make_pool(knobs={"START": "false", "MAX_JOBS_PER_SUBMISSION": "4", "MAX_JOBS_PER_OWNER": "6"}, slots=0)
+    cid = pool.submit("executable = /bin/true\nmax_materialize = 100\nqueue 1000\n")
+    assert pool.job_ids() == [f"{cid}.{p}" for p in range(4)], "MAX_JOBS_PER_SUBMISSION = 4 materialized"
+    assert pool.job_attr(f"{cid}.0", "TotalSubmitProcs") == "1000"
+    other = pool.submit("executable = /bin/true\nmax_idle = 10\nqueue 50\n")
+    assert [j for j in pool.job_ids() if j.startswith(f"{other}.")] == [f"{other}.0", f"{other}.1"], \
+        "MAX_JOBS_PER_OWNER = 6: two more"
+    (pool.jobs_dir / "plain.sub").write_text("executable = /bin/true\nqueue 5\n")
+    refused = pool.htcd("submit", "plain.sub", check=False)
+    assert refused.returncode != 0 and "MAX_JOBS_PER_SUBMISSION" in refused.stderr, "a plain submit is refused whole"
+    pool.htcd("rm", f"{cid}.0")
+    want = {f"{cid}.{p}" for p in (1, 2, 3, 4)} | {f"{other}.0", f"{other}.1"}
+    wait_for(lambda: set(pool.job_ids()) == want, 30, "proc 4 of the first factory, and no more")
