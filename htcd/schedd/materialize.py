@@ -20,6 +20,8 @@ from htcd.submit.errors import SubmitError
 if TYPE_CHECKING:
     from htcd.schedd.daemon import Schedd
 
+BATCH = 1000  # procs a factory builds per event-loop turn (about a tenth of a second)
+
 
 def paused(cluster: Cluster) -> bool:
     text = cluster.text("JobMaterializePaused")
@@ -60,7 +62,9 @@ class Materializer:
         if count <= 0:
             return
         if cluster.factory is not None:
-            rows = self._build(cluster, count)
+            rows = self._build(cluster, min(count, BATCH))
+            if len(rows) == BATCH and cluster.pending:
+                self.soon(cluster)  # the rest at the next turn: the loop answers queries meanwhile
         else:
             rows = schedd.queue.materialize(cluster.id, count)  # durable before the jobs exist
             cluster.pending -= len(rows)

@@ -27,7 +27,7 @@ from htcd.submit.sources import LocalSources, SourceError, Sources, run_command
 from htcd.submit.templates import TemplateSet
 from htcd.submit.unsupported import refusal
 
-_REF = re.compile(r"\$(?:INT|REAL|DIRNAME|BASENAME|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
+MACRO_REF = re.compile(r"\$(?:INT|REAL|DIRNAME|BASENAME|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
 _BUILTINS = {"cluster", "clusterid", "process", "procid", "step", "item", "itemindex", "row",
              "node", "jobid", "dollar"}
 # Variables condor_submit never warns about: set by DAGMan and by ``use STRICT``, read elsewhere.
@@ -88,13 +88,13 @@ class SubmitDescription:
         referenced: set[str] = set(self.used)
         for s in self.statements:
             if isinstance(s, Setting):
-                referenced.update(m.lower() for m in _REF.findall(s.value))
+                referenced.update(m.lower() for m in MACRO_REF.findall(s.value))
             else:
                 referenced.update(v.lower() for v in s.variables)
-                referenced.update(m.lower() for m in _REF.findall(s.count))
+                referenced.update(m.lower() for m in MACRO_REF.findall(s.count))
                 for item in s.items:
-                    referenced.update(m.lower() for m in _REF.findall(item))
-                referenced.update(m.lower() for m in _REF.findall(s.filename))
+                    referenced.update(m.lower() for m in MACRO_REF.findall(item))
+                referenced.update(m.lower() for m in MACRO_REF.findall(s.filename))
         strict = strict or _last_true(self.statements, "submitwarnemptyfields")
         for s in self.statements:
             if not isinstance(s, Setting) or s.name.startswith("+") or "." in s.name:
@@ -143,12 +143,12 @@ class SubmitDescription:
         self.defaults = predefined(submit_file, qdate, config_get)
         ads: list[dict[str, str]] = []
         proc_id = 0
-        for jobs in self._queues(cluster_id, proc_id, submit_dir=submit_dir, owner=owner, qdate=qdate,
+        for jobs in self.queue_jobs(cluster_id, proc_id, submit_dir=submit_dir, owner=owner, qdate=qdate,
                                  config_get=config_get, env=environ, plugin_universes=plugin_universes):
             ads.extend(jobs.build(n) for n in range(jobs.total))
-        return _split(ads)
+        return split_common(ads)
 
-    def _queues(self, cluster_id: int, first_proc: int, *, submit_dir: str, owner: str, qdate: int,
+    def queue_jobs(self, cluster_id: int, first_proc: int, *, submit_dir: str, owner: str, qdate: int,
                 config_get: Callable[[str], str | None], env: Mapping[str, str],
                 plugin_universes: Collection[str] | None) -> Iterator[QueueJobs]:
         """The jobs of each queue statement in turn (each statement sees the settings before it)."""
@@ -160,7 +160,7 @@ class SubmitDescription:
                 continue
             snapshot = dict(table)
             base_vars = {"cluster": str(cluster_id), "clusterid": str(cluster_id)}
-            expander = Expander(self._lookup(snapshot, base_vars), env, submit_dir)
+            expander = Expander(self.macro_lookup(snapshot, base_vars), env, submit_dir)
             count_text = expand_or_raise(expander, stmt.count, source=self.filename, line=stmt.line).strip()
             try:
                 number = arith(count_text)
@@ -176,7 +176,7 @@ class SubmitDescription:
             yield jobs
             proc_id += jobs.total
 
-    def _lookup(self, table: Mapping[str, Setting], vars_: Mapping[str, str]) -> Callable[[str], str | None]:
+    def macro_lookup(self, table: Mapping[str, Setting], vars_: Mapping[str, str]) -> Callable[[str], str | None]:
         defaults = self.defaults
 
         def lookup(name: str) -> str | None:
@@ -270,7 +270,7 @@ class SubmitDescription:
     def _translator(self, table: Mapping[str, Setting], vars_: Mapping[str, str], ctx: JobContext,
                     fixed: dict[str, tuple[str, int]]) -> Translator:
         """A translator for one job; ``fixed`` caches the expansions that are the same for every job."""
-        expander = Expander(self._lookup(table, vars_), ctx.env, ctx.submit_dir)
+        expander = Expander(self.macro_lookup(table, vars_), ctx.env, ctx.submit_dir)
         src = self.filename
         loop_vars = {k: v for k, v in vars_.items() if k not in _QUEUE_BUILTINS}
 
@@ -366,7 +366,7 @@ def _is_extra_request(key: str) -> bool:
     return key.startswith("request_") and key not in KNOWN_COMMANDS
 
 
-_PER_PROC = frozenset(_BUILTINS - {"cluster", "clusterid", "dollar"})
+PER_PROC = frozenset(_BUILTINS - {"cluster", "clusterid", "dollar"})
 # the macros every job of a queue statement gets besides the statement's own variables
 _QUEUE_BUILTINS = frozenset({"cluster", "clusterid", "process", "procid", "step", "itemindex", "row", "node",
                              "jobid"})
@@ -380,7 +380,7 @@ def _dynamic(table: Mapping[str, Setting], queue_vars: set[str]) -> set[str]:
     variable...) or another dynamic setting, or uses a function that is random or whose
     arguments are not followed here.
     """
-    varying = set(_PER_PROC) | queue_vars
+    varying = set(PER_PROC) | queue_vars
     dynamic: set[str] = set(queue_vars)  # a queue variable named like a command sets it per job
     changed = True
     while changed:
@@ -388,7 +388,7 @@ def _dynamic(table: Mapping[str, Setting], queue_vars: set[str]) -> set[str]:
         for key, s in table.items():
             if key in dynamic:
                 continue
-            refs = {m.lower() for m in _REF.findall(s.value)}
+            refs = {m.lower() for m in MACRO_REF.findall(s.value)}
             if refs & varying or _VOLATILE.search(s.value):
                 dynamic.add(key)
                 varying.add(key)
@@ -408,7 +408,7 @@ def _command_output(command: str, cwd: str, source: str, line: int) -> str:
         raise SubmitError(f"queue from {command!r} |: {err}", source=source, line=line) from None
 
 
-def _split(ads: list[dict[str, str]]) -> tuple[dict[str, str], list[dict[str, str]]]:
+def split_common(ads: list[dict[str, str]]) -> tuple[dict[str, str], list[dict[str, str]]]:
     """Factor attributes identical across every proc into the cluster ad."""
     if not ads:
         return {}, []

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from htcd.submit.commands import JobContext
-from htcd.submit.description import _PER_PROC, _REF, QueueJobs, SubmitDescription, _split, located
+from htcd.submit.description import MACRO_REF, PER_PROC, QueueJobs, SubmitDescription, located, split_common
 from htcd.submit.errors import SubmitError
 from htcd.submit.macros import Expander, expand_or_raise
 from htcd.submit.parser import QueueStatement, Setting
@@ -93,7 +93,7 @@ def make_factory(desc: SubmitDescription, cluster_id: int, *, submit_dir: str, o
     desc.build_warnings = []
     with located(desc.filename, desc.origins):
         desc.defaults = predefined(submit_file, qdate, config)
-        (jobs,) = list(desc._queues(cluster_id, 0, submit_dir=submit_dir, owner=owner, qdate=qdate,
+        (jobs,) = list(desc.queue_jobs(cluster_id, 0, submit_dir=submit_dir, owner=owner, qdate=qdate,
                                     config_get=config, env=environ, plugin_universes=plugin_universes))
         if jobs.total == 0:
             return None
@@ -103,7 +103,7 @@ def make_factory(desc: SubmitDescription, cluster_id: int, *, submit_dir: str, o
         if not any(a in first for a in FACTORY_ATTRS) and not (by_default and jobs.total > 1):
             return None
         sample = [first] + ([jobs.build(jobs.total - 1)] if jobs.total > 1 else [])
-    cluster_ad, _ = _split(sample)
+    cluster_ad, _ = split_common(sample)
     digest = {
         "filename": desc.filename,
         "settings": [[s.name, s.value, s.line] for s in jobs.snapshot.values()],
@@ -117,13 +117,13 @@ def make_factory(desc: SubmitDescription, cluster_id: int, *, submit_dir: str, o
 
 def _pin_random(desc: SubmitDescription, jobs: QueueJobs) -> dict[str, Setting]:
     """The settings with their ``$RANDOM_...`` expanded once (when they name no per-proc macro)."""
-    varying = set(_PER_PROC) | {v.lower() for v in jobs.variables}
+    varying = set(PER_PROC) | {v.lower() for v in jobs.variables}
     out = dict(jobs.snapshot)
-    expander = Expander(desc._lookup(jobs.snapshot, jobs.proc_vars(0)), jobs.ctx.env, jobs.ctx.submit_dir)
+    expander = Expander(desc.macro_lookup(jobs.snapshot, jobs.proc_vars(0)), jobs.ctx.env, jobs.ctx.submit_dir)
     for key, s in jobs.snapshot.items():
         if not _RANDOM.search(s.value):
             continue
-        refs = {m.lower() for m in _REF.findall(s.value)}
+        refs = {m.lower() for m in MACRO_REF.findall(s.value)}
         if refs & varying or any(r in jobs.dynamic and r != key for r in refs):
             continue
         out[key] = Setting(s.name, expand_or_raise(expander, s.value, source=desc.filename, line=s.line), s.line)
