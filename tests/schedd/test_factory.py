@@ -63,6 +63,11 @@ def test_factory_builds_what_a_plain_submit_would_and_survives_restarts(make_poo
         _same(ads[p], plain[p])
     pool.htcd("rm", str(cid))
     wait_for(lambda: pool.job_ids() == [], 30, "the cluster and its factory to go")
+
+    def history() -> list[int]:
+        return sorted(int(p) for p in pool.htcd("history", str(cid), "-af", "ProcId").stdout.split())
+
+    wait_for(lambda: history() == list(range(7)), 30, "the 7 materialized procs, and only them, in the history")
     pool.stop()
     pool.start(slots=0)
     assert pool.job_ids() == [], "a removed factory never materializes again"
