@@ -154,9 +154,10 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TABLE_ATTRS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobBatchName", "Cmd", "Args", "Arguments",
                "ImageSize", "JobPrio", "RemoteWallClockTime", "JobCurrentStartDate", "RemoteHost",
                "HoldReason", "EnteredCurrentStatus", "JobUniverse", "DAGManJobId", "DAGNodeName", "DAG_NodesTotal",
-               "DAG_NodesDone", "TotalSubmitProcs", "JobMaterializeNextProcId"]
+               "DAG_NodesDone", "TotalSubmitProcs", "JobMaterializeNextProcId", "JobMaterializeLimit",
+               "JobMaterializeMaxIdle"]
 # what ``-factory`` prints besides
-FACTORY_ATTRS = ["JobMaterializeLimit", "JobMaterializeMaxIdle", "JobMaterializePaused"]
+FACTORY_ATTRS = ["JobMaterializePaused"]
 
 
 def _af_fast(chunk: list[dict[str, str]], attrs: list[str]) -> str:
@@ -409,7 +410,11 @@ def _cluster_progress(members: list[ClassAd]) -> tuple[int, int]:
             total += len(procs)
             continue
         made = procs[0].get_value("JobMaterializeNextProcId")
-        left = (made if isinstance(made, int) and not isinstance(made, bool) else submitted) - len(procs)
+        if not isinstance(made, int) or isinstance(made, bool):
+            # procs held back in the queue file (a submit that sent them all): those up to the last in the queue
+            late = any(isinstance(procs[0].get_value(a), int) for a in ("JobMaterializeLimit", "JobMaterializeMaxIdle"))
+            made = max(_int(m.get_value("ProcId")) for m in procs) + 1 if late else submitted
+        left = made - len(procs)
         done += max(0, left)
         total += submitted
     return done, total
