@@ -72,3 +72,11 @@ def test_without_limits_or_with_two_queues_no_factory(tmp_path: Path) -> None:
     assert make_factory(parse_submit("executable = /bin/true\nqueue 5\n"), 1, **args) is None
     two = parse_submit("executable = /bin/true\nmax_idle = 1\nqueue 2\narguments = x\nqueue 2\n")
     assert make_factory(two, 1, **args) is None
+
+
+def test_factory_jobs_by_default(tmp_path: Path) -> None:
+    """SUBMIT_FACTORY_JOBS_BY_DEFAULT: every submit of more than one proc is a factory (condor_submit)."""
+    args = dict(submit_dir=str(tmp_path), owner="u", qdate=1, config_get=CONFIG.get, env=ENV, by_default=True)
+    made = make_factory(parse_submit("executable = /bin/true\narguments = $(Process)\nqueue 5\n"), 1, **args)
+    assert made is not None and made.total == 5 and "JobMaterializeMaxIdle" not in made.cluster_ad
+    assert make_factory(parse_submit("executable = /bin/true\nqueue 1\n"), 1, **args) is None
