@@ -1,6 +1,6 @@
 """A late-materialization job factory at the schedd: a cluster submitted as a submit digest and
 item data (``htcd.submit.digest``), whose procs the schedd builds itself, a batch at a time, as
-its jobs leave the queue or stop being idle.  Only materialized procs are jobs: in memory, in the
+its jobs leave the queue or start running.  Only materialized procs are jobs: in memory, in the
 queue file, in the limits, in the history."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from typing import Any
 
 from htcd.submit.description import QueueJobs
 from htcd.submit.digest import proc_builder
-from htcd.submit.errors import SubmitError
 
 # JobMaterializePaused, as HTCondor: why a factory builds no more procs
 RUNNING, HELD_BY_USER, INVALID = 0, 1, -1
@@ -50,5 +49,3 @@ class Factory:
             out.append((proc_id, own))
         return out
 
-
-__all__ = ["HELD_BY_USER", "INVALID", "RUNNING", "Factory", "SubmitError"]

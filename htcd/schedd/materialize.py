@@ -1,5 +1,5 @@
 """Late materialization: a cluster with ``max_materialize`` or ``max_idle`` has more procs than
-are jobs yet, and materializes more of them as its jobs leave the queue or stop being idle.
+are jobs yet, and materializes more of them as its jobs leave the queue or start running.
 
 Its further procs wait either as rows in the queue file (a submit that sent every proc) or as a
 factory's submit digest and item data (``htcd.schedd.factory``), built a batch at a time; both are
@@ -86,7 +86,7 @@ class Materializer:
         factory, schedd = cluster.factory, self.schedd
         try:
             rows = factory.build(cluster.wire, count)
-        except SubmitError as exc:
+        except (SubmitError, LookupError, TypeError, ValueError) as exc:  # a digest that does not fit its items
             schedd.log.error("cluster %d: cannot materialize proc %d: %s; materialization paused",
                              cluster.id, factory.next_proc, exc)
             self.pause(cluster, INVALID, f"cannot materialize proc {factory.next_proc}: {exc}")

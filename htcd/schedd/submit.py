@@ -148,6 +148,10 @@ class Submits:
                                "'total'", "BAD_REQUEST")
         if total is None or total <= 0:
             raise CommandError("a submit needs at least one proc", "BAD_REQUEST")
+        count = digest.get("count")
+        if not isinstance(count, int) or total != count * len(items):
+            raise CommandError(f"SUBMIT: 'total' ({total}) is not the digest's count times its {len(items)} items",
+                               "BAD_REQUEST")
         try:
             user, user_at = ownership.submit_owner(schedd.config, req.identity, cluster_ad)
         except PermissionError as exc:
@@ -162,10 +166,10 @@ class Submits:
         cluster = Cluster(cid, cluster_ad)
         cluster.factory = factory = Factory(cid, digest, items, 0, total)
         cluster.pending = total
-        count = schedd.materializer.room(cluster)
+        room = schedd.materializer.room(cluster)
         try:
-            built = await asyncio.to_thread(factory.build, cluster_ad, count)
-        except SubmitError as exc:
+            built = await asyncio.to_thread(factory.build, cluster_ad, room)
+        except (SubmitError, LookupError, TypeError, ValueError) as exc:
             raise CommandError(f"the submit digest cannot build its procs: {exc}", "BAD_SUBMIT") from None
         jobs = [Job(cluster, p, own) for p, own in built]
         warnings = limits.check_requirements(schedd.config, schedd.make_ad(), (j.ad for j in jobs)) \

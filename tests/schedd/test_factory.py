@@ -116,3 +116,27 @@ def test_limits_count_materialized_procs_only(make_pool) -> None:
     pool.htcd("rm", f"{cid}.0")
     want = {f"{cid}.{p}" for p in (1, 2, 3, 4)} | {f"{other}.0", f"{other}.1"}
     wait_for(lambda: set(pool.job_ids()) == want, 30, "proc 4 of the first factory, and no more")
+
+
+def test_a_bad_digest_is_refused_with_the_reason(make_pool) -> None:
+    from htcd.client.schedd import ScheddClient
+    from htcd.wire import locate
+    from htcd.wire.errors import RemoteError
+
+    pool = make_pool(knobs={"START": "false"}, slots=0)
+    cfg = pool.tool_config()
+    addr = locate.local_daemon(cfg, "SCHEDD")
+    assert addr is not None
+    with ScheddClient(addr, timeout=30) as schedd:
+        for digest, items, total, why in (({"count": 1}, [{}], 1, "cannot build"),
+                                          ({"count": 2}, [{}], 5, "is not the digest's count"),
+                                          ("text", [{}], 1, "a factory needs")):
+            cid = int(schedd.conn.call("RESERVE_CLUSTER")["cluster_id"])
+            try:
+                schedd.conn.call("SUBMIT", cluster_id=cid, cluster_ad={"Cmd": '"/bin/true"'}, digest=digest,
+                             items=items, total=total)
+            except RemoteError as exc:
+                assert why in str(exc), exc
+            else:
+                raise AssertionError(f"a bad digest {digest!r} was accepted")
+    assert pool.job_ids() == []
