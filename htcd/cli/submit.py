@@ -160,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("Submitting job(s)" + "." * min(n, 50))
         print(f"{n} job(s) submitted to cluster {cid}.")
+    if args.verbose and not built:
+        print(f"-verbose: the schedd builds the procs of late-materialization cluster {cid}; see htcd q -l {cid}",
+              file=sys.stderr)
     if args.verbose:
         sys.stdout.write(_long_ads(cluster_ad, procs))
     return 0
