@@ -26,6 +26,8 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     output.add_output_arguments(p, "job ads")
     p.add_argument("-constraint", help="a ClassAd expression jobs must satisfy")
     p.add_argument("-totals", action="store_true", help="only the totals")
+    p.add_argument("-factory", action="store_true",
+                   help="late-materialization factories (clusters with jobs still to materialize), one per line")
     p.add_argument("-name", help="the schedd to ask (default: this host's)")
     p.add_argument("-limit", type=int, default=0, help="at most this many jobs")
     p.add_argument("-autocluster", action="store_true", help="the autoclusters of the idle jobs")
@@ -72,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
             counts = schedd.totals(None, owners[0])  # the schedd's per-owner counters: no scan
         else:
             counts = schedd.totals(constraint)
-        if not args.totals:
+        if args.factory and not args.totals:
+            out.write(factories(_sorted(schedd.query(constraint, TABLE_ATTRS + FACTORY_ATTRS, args.limit))))
+        elif not args.totals:
             out.write(_table(_sorted(schedd.query(constraint, TABLE_ATTRS, args.limit)), args))
     out.write("\n" + totals_line("query", counts["query"]) + totals_line("all users", counts["all"]) + "\n")
     return 0
@@ -150,7 +154,10 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TABLE_ATTRS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobBatchName", "Cmd", "Args", "Arguments",
                "ImageSize", "JobPrio", "RemoteWallClockTime", "JobCurrentStartDate", "RemoteHost",
                "HoldReason", "EnteredCurrentStatus", "JobUniverse", "DAGManJobId", "DAGNodeName", "DAG_NodesTotal",
-               "DAG_NodesDone"]
+               "DAG_NodesDone", "TotalSubmitProcs", "JobMaterializeNextProcId", "JobMaterializeLimit",
+               "JobMaterializeMaxIdle"]
+# what ``-factory`` prints besides
+FACTORY_ATTRS = ["JobMaterializePaused"]
 
 
 def _af_fast(chunk: list[dict[str, str]], attrs: list[str]) -> str:
@@ -353,12 +360,64 @@ def batch(ads: list[ClassAd]) -> str:
             done = sum(_int(d.get_value("DAG_NodesDone")) for d in dags)
             total = sum(_int(d.get_value("DAG_NodesTotal")) for d in dags)
         else:
-            done, total = st.count(4), len(members)
+            done, total = _cluster_progress(members)
         qdate = min(m.get_value("QDate", 0) or 0 for m in members)
         lines.append(f"{owner} {bname:<13} {short_date(qdate)} {col(done):>6} {col(st.count(2)):>5} "
                      f"{col(st.count(1) + st.count(7)):>7} {col(st.count(5)):>6} {col(total) if is_dag else total:>6} "
                      f"{job_ids}".rstrip())
     return "\n".join(lines) + "\n"
+
+
+def factories(ads: list[ClassAd]) -> str:
+    """``-factory``: one line per factory, as condor_q -factory.  LIMIT is max_materialize (else
+    TotalSubmitProcs), PRESNT the procs in the queue, NEXTID the next proc to materialize, MODE
+    ``Held`` (condor_hold of the cluster) or ``Errs`` (the digest cannot build a proc).  htcd keeps
+    the digest in the job queue file, not a file of its own: DIGEST says so.  A factory with no
+    proc in the queue (held back by MAX_JOBS_PER_OWNER, say) has no line."""
+    from htcd.cli.output import short_date
+
+    lines = [" ID     OWNER          SUBMITTED  LIMIT PRESNT   RUN    IDLE   HOLD NEXTID MODE DIGEST"]
+    by_cluster: dict[int, list[ClassAd]] = {}
+    for ad in ads:
+        if isinstance(ad.get_value("JobMaterializeNextProcId"), int):
+            by_cluster.setdefault(_int(ad.get_value("ClusterId")), []).append(ad)
+    for cid, procs in by_cluster.items():
+        first = procs[0]
+        limit = first.get_value("JobMaterializeLimit")
+        limit = limit if isinstance(limit, int) else first.get_value("TotalSubmitProcs")
+        st = [m.get_value("JobStatus") for m in procs]
+        paused = first.get_value("JobMaterializePaused")
+        mode = {1: "Held", -1: "Errs"}.get(paused if isinstance(paused, int) else 0, "")
+        lines.append(f"{str(cid) + '.':<6} {first.get_value('Owner')!s:<14} {short_date(first.get_value('QDate', 0) or 0)} "
+                     f"{_int(limit):>6} {len(procs):>6} {st.count(2):>5} {st.count(1):>7} {st.count(5):>6} "
+                     f"{_int(first.get_value('JobMaterializeNextProcId')):>6} {mode:<4} (job queue)")
+    return "\n".join(lines) + "\n"
+
+
+def _cluster_progress(members: list[ClassAd]) -> tuple[int, int]:
+    """(DONE, TOTAL) of a batch of plain clusters, as condor_q: TOTAL counts each cluster's
+    TotalSubmitProcs (a late-materialization factory's unmaterialized procs too), DONE the procs
+    that left the queue (of a factory: those materialized, JobMaterializeNextProcId, less those in
+    the queue).  A cluster without TotalSubmitProcs counts its procs here and its completed ones."""
+    by_cluster: dict[object, list[ClassAd]] = {}
+    for m in members:
+        by_cluster.setdefault(m.get_value("ClusterId"), []).append(m)
+    done = total = 0
+    for procs in by_cluster.values():
+        submitted = procs[0].get_value("TotalSubmitProcs")
+        if not isinstance(submitted, int) or isinstance(submitted, bool):
+            done += sum(1 for m in procs if m.get_value("JobStatus") == 4)
+            total += len(procs)
+            continue
+        made = procs[0].get_value("JobMaterializeNextProcId")
+        if not isinstance(made, int) or isinstance(made, bool):
+            # procs held back in the queue file (a submit that sent them all): those up to the last in the queue
+            late = any(isinstance(procs[0].get_value(a), int) for a in ("JobMaterializeLimit", "JobMaterializeMaxIdle"))
+            made = max(_int(m.get_value("ProcId")) for m in procs) + 1 if late else submitted
+        left = made - len(procs)
+        done += max(0, left)
+        total += submitted
+    return done, total
 
 
 def _int(value: object) -> int:

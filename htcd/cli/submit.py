@@ -142,17 +142,27 @@ def run(args: argparse.Namespace) -> int:
         built.append((cluster_ad, procs))
         return built[-1]
 
+    from htcd.submit.digest import make_factory
+
+    # late materialization (max_idle / max_materialize): the schedd gets a submit digest, not every proc
+    factory = None if spool else functools.partial(
+        make_factory, desc, submit_dir=submit_dir, owner=owner, qdate=int(time.time()), config_get=cfg.get,
+        submit_file=args.file or "", plugin_universes=_plugin_universes(cfg),
+        by_default=cfg.get_bool("SUBMIT_FACTORY_JOBS_BY_DEFAULT", False))
     with ScheddClient(addr) as schedd:
-        done = schedd.submit(build)
+        done = schedd.submit(build, factory)
         if spool:
             spooler.upload(schedd.conn, done.cluster_id, *built[-1])
     _warn([*desc.warnings, *done.warnings])
-    (cluster_ad, procs), cid, n = built[-1], done.cluster_id, done.procs
+    (cluster_ad, procs), cid, n = built[-1] if built else ({}, []), done.cluster_id, done.procs
     if args.terse:
         print(f"{cid}.0 - {cid}.{n - 1}")
     else:
         print("Submitting job(s)" + "." * min(n, 50))
         print(f"{n} job(s) submitted to cluster {cid}.")
+    if args.verbose and not built:
+        print(f"-verbose: the schedd builds the procs of late-materialization cluster {cid}; see htcd q -l {cid}",
+              file=sys.stderr)
     if args.verbose:
         sys.stdout.write(_long_ads(cluster_ad, procs))
     return 0

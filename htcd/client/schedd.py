@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from htcd.client import collector
 from htcd.config import Config
@@ -16,6 +16,9 @@ from htcd.wire.address import Address
 from htcd.wire.authn import ClientSecurity
 from htcd.wire.client import Connection
 from htcd.wire.errors import RemoteError, WireError
+
+if TYPE_CHECKING:
+    from htcd.submit.digest import Factory
 
 Ads = tuple[dict[str, str], list[dict[str, str]]]
 SUBMIT_TIMEOUT = 600.0  # a 100,000-proc cluster is committed (fsync'd) before the answer
@@ -66,9 +69,23 @@ class ScheddClient:
         except WireError as exc:
             raise UserError(f"{what}: {exc}") from None
 
-    def submit(self, build: Callable[[int], Ads]) -> Submitted:
-        """Reserve a cluster id, build the ads for it (``build(cluster_id)``) and commit them whole."""
+    def submit(self, build: Callable[[int], Ads], factory: Callable[[int], Factory | None] | None = None) -> Submitted:
+        """Reserve a cluster id, build the ads for it (``build(cluster_id)``) and commit them whole;
+        or, when ``factory(cluster_id)`` makes one (late materialization), send only the cluster ad,
+        the submit digest and the item data: the schedd builds the procs.  A schedd that does not
+        take factories (SCHEDD_ALLOW_LATE_MATERIALIZE = false) gets every proc, as condor_submit does."""
         cid = int(self._call("cannot submit to the schedd", "RESERVE_CLUSTER")["cluster_id"])
+        made = factory(cid) if factory is not None else None
+        if made is not None:
+            try:
+                reply = self.conn.call("SUBMIT", cluster_id=cid, cluster_ad=made.cluster_ad, digest=made.digest,
+                                       items=made.items, total=made.total)
+                return Submitted(cid, int(reply["procs"]), list(reply.get("warnings") or []))
+            except RemoteError as exc:
+                if exc.code != "NO_FACTORY":
+                    raise UserError(f"cannot submit to the schedd: {exc}") from None
+            except WireError as exc:
+                raise UserError(f"cannot submit to the schedd: {exc}") from None
         cluster_ad, procs = build(cid)
         reply = self._call("cannot submit to the schedd", "SUBMIT", cluster_id=cid, cluster_ad=cluster_ad,
                            proc_ads=procs)

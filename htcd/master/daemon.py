@@ -27,7 +27,7 @@ from typing import Any
 from htcd.classad import ClassAd
 from htcd.daemon import Daemon, keepalive
 from htcd.errors import UserError
-from htcd.master import checks
+from htcd.master import checks, fdlimit
 from htcd.master.backoff import Backoff, seconds_text
 from htcd.master.child import FAST, GRACEFUL, KILL, KNOWN, PEACEFUL, RANK, START_ORDER, Child, mode_of
 from htcd.wire import locate
@@ -127,6 +127,7 @@ class Master(Daemon):
 
     # -- starting -------------------------------------------------------------------------------
     async def startup(self) -> None:
+        fdlimit.raise_limit(self.config, self.log)  # before any daemon starts: they inherit it
         for name in self.daemon_list():
             self.children[name] = Child(name)
         watched = checks.watch_file(self.config)
@@ -187,7 +188,8 @@ class Master(Daemon):
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "htcd", child.name.lower(), "-f",
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE, env=env, process_group=0)  # its own, as HTCondor's
+                stderr=asyncio.subprocess.PIPE, env=env, process_group=0,  # its own, as HTCondor's
+                preexec_fn=fdlimit.for_child(self.config, child.name, self.log))
         except OSError as exc:
             self.log.error("Create_Process failed trying to start %s: %s", child.process_name, exc)
             self._schedule_restart(child)

@@ -12,6 +12,7 @@ from htcd.pacer import Pacer
 from htcd.schedd import ownership, query, userlog
 from htcd.schedd.attrcheck import check_edit
 from htcd.schedd.events import EventBatch
+from htcd.schedd.factory import HELD_BY_USER
 from htcd.schedd.jobs import COMPLETED, HELD, IDLE, REMOVED, RUNNING, Cluster, Job, has_accounting_group
 from htcd.schedd.local import LocalShadow
 from htcd.schedd.queue import JobId, update_procs
@@ -116,6 +117,19 @@ class JobActions:
                         and self.may_act_for(req, cluster.owner, cluster):
                     schedd.materializer.cancel(cluster)
                     results[f"{cid}.*"] = "unmaterialized procs removed"
+        elif action in ("hold", "release"):
+            # condor_hold of a factory's cluster id pauses its materialization (JobMaterializePaused = 1),
+            # condor_release resumes it, as HTCondor
+            for t in req.arg("ids") or []:
+                factory_cluster = schedd.clusters.get(int(str(t))) if str(t).isdigit() else None
+                if factory_cluster is None or factory_cluster.factory is None or not self.may_act_for(
+                        req, factory_cluster.owner, factory_cluster):
+                    continue
+                if action == "hold":
+                    schedd.materializer.pause(factory_cluster, HELD_BY_USER, reason)
+                else:
+                    schedd.materializer.resume(factory_cluster)
+                results[f"{factory_cluster.id}.*"] = f"materialization {'paused' if action == 'hold' else 'resumed'}"
         allowed: dict[int, bool] = {}  # cluster -> may the caller act on its jobs
         pacer = Pacer()
         events = schedd.events

@@ -24,6 +24,7 @@ from htcd.schedd.alive import KeepAlive
 from htcd.schedd.autocluster import AutoClusters
 from htcd.schedd.counters import Counters
 from htcd.schedd.events import EventLogs
+from htcd.schedd.factory import Factory
 from htcd.schedd.groupcommit import GroupCommit
 from htcd.schedd.jobs import IDLE, RUNNING, Cluster, Job
 from htcd.schedd.lifecycle import JobLifecycle, forget_claim
@@ -99,7 +100,7 @@ class Schedd(Daemon):
     def add_job(self, job: Job) -> None:
         self.jobs[job.id] = job
         job.cluster.live += 1
-        job.cluster.idle += job.status == IDLE
+        job.cluster.idle += job.status != RUNNING
         self.counters.add(job.owner, job.status)
         self.local.note((job,))
 
@@ -136,6 +137,11 @@ class Schedd(Daemon):
         for cid, n in self.queue.pending_counts().items():
             if cid in self.clusters:
                 self.clusters[cid].pending = n  # materialized further once the loop runs (startup)
+        for cid, digest, items, next_proc in self.queue.factories():
+            if cid in self.clusters:  # goes on at JobMaterializeNextProcId
+                self.clusters[cid].factory = factory = Factory(cid, digest, items, next_proc, int(
+                    self.clusters[cid].text("TotalSubmitProcs") or 0))
+                self.clusters[cid].pending = factory.left
         self.log.info("job queue %s: %d clusters, %d jobs (%d were running, now idle; %d running, to be "
                       "reconnected)", self.queue.path, len(self.clusters), len(self.jobs), len(requeued),
                       len(self._reconnects))
@@ -148,8 +154,8 @@ class Schedd(Daemon):
 
     def set_status(self, job: Job, status: int, **attrs: Any) -> None:
         self.counters.move(job.owner, job.status, status)
-        job.cluster.idle += (status == IDLE) - (job.status == IDLE)
-        if job.status == IDLE and status != IDLE and job.cluster.pending:
+        job.cluster.idle += (status != RUNNING) - (job.status != RUNNING)
+        if status == RUNNING and job.status != RUNNING and job.cluster.pending:
             self.materializer.soon(job.cluster)
         job.set(LastJobStatus=job.status, JobStatus=status, EnteredCurrentStatus=int(time.time()), **attrs)
 
@@ -160,7 +166,7 @@ class Schedd(Daemon):
             dagjobs.remove_node_jobs(self, job)
             self.counters.remove(job.owner, job.status)
             job.cluster.live -= 1
-            job.cluster.idle -= job.status == IDLE
+            job.cluster.idle -= job.status != RUNNING
             if job.cluster.pending:
                 self.materializer.soon(job.cluster)
             elif job.cluster.live <= 0:

@@ -18,7 +18,7 @@ IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
 class Cluster:
     """A cluster's shared attributes (wire text), stored once for all its procs."""
 
-    __slots__ = ("_ad", "id", "idle", "live", "lower", "owner", "pending", "proc_groups", "wire")
+    __slots__ = ("_ad", "factory", "id", "idle", "live", "lower", "owner", "pending", "proc_groups", "wire")
 
     def __init__(self, cluster_id: int, wire: dict[str, str]) -> None:
         self.id = cluster_id
@@ -28,13 +28,20 @@ class Cluster:
         owner = wire.get(self.lower.get("owner", ""), '""')
         self.owner = owner[1:-1] if owner.startswith('"') else owner
         self.live = 0  # procs of this cluster still in the queue
-        self.idle = 0  # of those, idle ones (max_idle counts them)
+        self.idle = 0  # of those, the ones not running: idle or held (max_idle counts them, as HTCondor)
         self.pending = 0  # procs not materialized yet (max_materialize / max_idle)
         self.proc_groups = False  # some proc has its own accounting group (it differs between procs)
+        self.factory: Any = None  # a late-materialization factory (htcd.schedd.factory.Factory) builds the rest
+
+    def set_text(self, name: str, text: str) -> None:
+        """Set a cluster attribute (the caller persists ``wire``); the parsed ad is made again."""
+        key = self.lower.setdefault(name.lower(), name)
+        self.wire[key] = text
+        self._ad = None
 
     def materialize_room(self) -> int | None:
         """How many more procs may be materialized now, or None when the cluster sets no limit:
-        JobMaterializeLimit bounds the procs in the queue, JobMaterializeMaxIdle the idle ones."""
+        JobMaterializeLimit bounds the procs in the queue, JobMaterializeMaxIdle those not running."""
         room = None
         for attr, used in (("JobMaterializeLimit", self.live), ("JobMaterializeMaxIdle", self.idle)):
             text = self.text(attr)

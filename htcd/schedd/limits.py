@@ -35,6 +35,21 @@ def check_counts(config: Config, new: int, queued: int, owner_queued: int) -> No
                                "LIMIT")
 
 
+def materialize_room(config: Config, live: int, owner_queued: int, queued: int) -> int | None:
+    """How many more procs a factory may materialize under the schedd's limits, as HTCondor: its
+    materialized procs count against MAX_MATERIALIZED_JOBS_PER_CLUSTER and MAX_JOBS_PER_SUBMISSION,
+    and with everything else queued against MAX_JOBS_PER_OWNER and MAX_JOBS_SUBMITTED (the procs
+    still to come count against none: a factory may hold millions)."""
+    room: int | None = None
+    for knob, have in (("MAX_MATERIALIZED_JOBS_PER_CLUSTER", live), ("MAX_JOBS_PER_SUBMISSION", live),
+                       ("MAX_JOBS_PER_OWNER", owner_queued), ("MAX_JOBS_SUBMITTED", queued)):
+        limit = _int(config, knob)
+        if limit is not None:
+            free = max(0, limit - have)
+            room = free if room is None else min(room, free)
+    return room
+
+
 def _names(config: Config, knob: str) -> list[str]:
     return [n for n in config.get_list(knob, []) if n]
 

@@ -54,6 +54,8 @@ CREATE TABLE IF NOT EXISTS procs (
     cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, ad TEXT NOT NULL, gone INTEGER,
     PRIMARY KEY (cluster_id, proc_id));
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS factories (
+    cluster_id INTEGER PRIMARY KEY, digest TEXT NOT NULL, items TEXT NOT NULL, next_proc INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS pending (
     cluster_id INTEGER NOT NULL, proc_id INTEGER NOT NULL, ad TEXT NOT NULL,
     PRIMARY KEY (cluster_id, proc_id));
@@ -61,7 +63,8 @@ CREATE TABLE IF NOT EXISTS pending (
 
 EMPTY = "{}"
 _DROP_CLUSTER = ("DELETE FROM clusters WHERE cluster_id=? AND NOT EXISTS (SELECT 1 FROM procs WHERE cluster_id=?) "
-                 "AND NOT EXISTS (SELECT 1 FROM pending WHERE cluster_id=?)")
+                 "AND NOT EXISTS (SELECT 1 FROM pending WHERE cluster_id=?) "
+                 "AND NOT EXISTS (SELECT 1 FROM factories WHERE cluster_id=?)")
 
 
 def dump(ad: dict[str, str]) -> str:
@@ -149,7 +152,7 @@ class JobQueue:
                                 [(dump(ad), c, p) for (c, p), ad in writes.gone.items()])
             if writes.forget:
                 cur.executemany("DELETE FROM procs WHERE cluster_id=? AND proc_id=?", writes.forget)
-                cur.executemany(_DROP_CLUSTER, [(c, c, c) for c in sorted({c for c, _ in writes.forget})])
+                cur.executemany(_DROP_CLUSTER, [(c, c, c, c) for c in sorted({c for c, _ in writes.forget})])
             return then(cur) if then is not None else None
 
     # -- changes a client asks for: the pending writes go in the same transaction ----------
@@ -184,10 +187,34 @@ class JobQueue:
                             [(cluster_id, p) for p, _ in rows])
         return [(p, {} if ad == EMPTY else json.loads(ad)) for p, ad in rows]
 
+    def factories(self) -> Iterator[tuple[int, dict[str, object], list[dict[str, str]], int]]:
+        """(cluster, submit digest, item rows, next proc id) of every late-materialization factory."""
+        for cid, digest, items, next_proc in self.db.execute(
+                "SELECT cluster_id, digest, items, next_proc FROM factories ORDER BY cluster_id"):
+            yield cid, json.loads(digest), json.loads(items), next_proc
+
+    def materialize_factory(self, cluster_id: int, procs: list[tuple[int, dict[str, str]]], next_proc: int,
+                            cluster_ad: dict[str, str], done: bool) -> None:
+        """Add a factory's newly built procs and move its next proc id on, in one transaction; a
+        factory with every proc built is dropped (its cluster goes with its last job)."""
+        with self._transaction() as cur:
+            cur.executemany("INSERT INTO procs (cluster_id, proc_id, ad) VALUES (?, ?, ?)",
+                            [(cluster_id, p, dump(ad)) for p, ad in procs])
+            if done:
+                cur.execute("DELETE FROM factories WHERE cluster_id=?", (cluster_id,))
+            else:
+                cur.execute("UPDATE factories SET next_proc=? WHERE cluster_id=?", (next_proc, cluster_id))
+            cur.execute("UPDATE clusters SET ad=? WHERE cluster_id=?", (dump(cluster_ad), cluster_id))
+
+    def set_cluster_ad(self, cluster_id: int, cluster_ad: dict[str, str]) -> None:
+        with self._transaction() as cur:
+            cur.execute("UPDATE clusters SET ad=? WHERE cluster_id=?", (dump(cluster_ad), cluster_id))
+
     def drop_pending(self, cluster_id: int) -> None:
         """Forget a cluster's unmaterialized procs (the cluster was removed)."""
         with self._transaction() as cur:
             cur.execute("DELETE FROM pending WHERE cluster_id=?", (cluster_id,))
+            cur.execute("DELETE FROM factories WHERE cluster_id=?", (cluster_id,))
             cur.execute("DELETE FROM clusters WHERE cluster_id=? AND NOT EXISTS "
                         "(SELECT 1 FROM procs WHERE cluster_id=?)", (cluster_id, cluster_id))
 
@@ -203,6 +230,18 @@ def insert_cluster(cur: sqlite3.Cursor, cluster_id: int, cluster_ad: dict[str, s
                     [(cluster_id, i, dump(p)) for i, p in enumerate(proc_ads[:n])])
     cur.executemany("INSERT INTO pending VALUES (?, ?, ?)",
                     [(cluster_id, n + i, dump(p)) for i, p in enumerate(proc_ads[n:])])
+    cur.execute("INSERT OR REPLACE INTO meta VALUES ('next_cluster', ?)", (str(cluster_id + 1),))
+
+
+def insert_factory(cur: sqlite3.Cursor, cluster_id: int, cluster_ad: dict[str, str], digest: dict[str, object],
+                   items: list[dict[str, str]], procs: list[dict[str, str]]) -> None:
+    """A late-materialization factory: its cluster ad, digest and items, and the procs built now."""
+    cur.execute("INSERT INTO clusters VALUES (?, ?)", (cluster_id, dump(cluster_ad)))
+    cur.execute("INSERT INTO factories VALUES (?, ?, ?, ?)",
+                (cluster_id, json.dumps(digest, separators=(",", ":")), json.dumps(items, separators=(",", ":")),
+                 len(procs)))
+    cur.executemany("INSERT INTO procs (cluster_id, proc_id, ad) VALUES (?, ?, ?)",
+                    [(cluster_id, i, dump(p)) for i, p in enumerate(procs)])
     cur.execute("INSERT OR REPLACE INTO meta VALUES ('next_cluster', ?)", (str(cluster_id + 1),))
 
 

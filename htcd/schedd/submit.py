@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 from htcd.classad import ClassAdSyntaxError, parse_expr, unparse
 from htcd.pacer import Pacer
 from htcd.schedd import limits, ownership, userlog
-from htcd.schedd.jobs import HELD, IDLE, Cluster, Job
+from htcd.schedd.factory import Factory
+from htcd.schedd.jobs import HELD, IDLE, RUNNING, Cluster, Job
 from htcd.schedd.local import ap_universe
-from htcd.schedd.queue import JobId, insert_cluster
+from htcd.schedd.queue import JobId, insert_cluster, insert_factory
+from htcd.submit.errors import SubmitError
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Request, is_wire_ad
 
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 
 # Attributes a client may not set at submit: the schedd owns them.
 PROTECTED = {"owner", "user", "clusterid", "procid", "jobstatus", "globaljobid"}
+# and, for a factory, the materialization state the schedd keeps
+FACTORY_OWNED = {"totalsubmitprocs", "jobmaterializenextprocid", "jobmaterializepaused", "jobmaterializepausereason"}
 
 
 def _asks_hold(ad: dict[str, str]) -> bool:
@@ -79,6 +83,8 @@ class Submits:
         if self.reserved.get(cid) != str(req.identity):
             raise CommandError(f"cluster {cid} was not reserved by {req.identity}", "BAD_CLUSTER")
         cluster_ad = dict(req.arg_ad("cluster_ad", required=True) or {})  # (required: never None)
+        if req.arg("digest") is not None:
+            return await self._submit_factory(req, cid, cluster_ad)
         proc_ads = req.require("proc_ads")  # fresh from the wire: ours to change
         pacer = Pacer()
         if not isinstance(proc_ads, list) or not await _all_wire_ads(proc_ads, pacer):
@@ -125,8 +131,70 @@ class Submits:
             self.submitting -= len(jobs)
         self.reserved.pop(cid, None)
         cluster.pending = len(jobs) - now_count
-        jobs = jobs[:now_count]
-        await self._submit_events(cluster, jobs)  # before any job can be matched and run
+        await self._admit(cluster, jobs[:now_count], req)
+        return {"cluster_id": cid, "procs": now_count + cluster.pending, "warnings": warnings}
+
+    async def _submit_factory(self, req: Request, cid: int, cluster_ad: dict[str, str]) -> dict[str, Any]:
+        """A late-materialization factory: the cluster ad, a submit digest and item data; the
+        schedd builds the procs itself, the first ones now (as many as the limits allow)."""
+        schedd = self.schedd
+        if not schedd.config.get_bool("SCHEDD_ALLOW_LATE_MATERIALIZE", True):
+            raise CommandError("this schedd does not accept late materialization (SCHEDD_ALLOW_LATE_MATERIALIZE "
+                               "is false)", "NO_FACTORY")
+        digest, items, total = req.arg("digest"), req.require("items"), req.arg_int("total", required=True)
+        if not isinstance(digest, dict) or not isinstance(items, list) or not all(
+                isinstance(r, dict) and all(isinstance(v, str) for v in r.values()) for r in items):
+            raise CommandError("SUBMIT: a factory needs 'digest' (a map), 'items' (a list of maps of text) and "
+                               "'total'", "BAD_REQUEST")
+        if total is None or total <= 0:
+            raise CommandError("a submit needs at least one proc", "BAD_REQUEST")
+        count = digest.get("count")
+        if not isinstance(count, int) or total != count * len(items):
+            raise CommandError(f"SUBMIT: 'total' ({total}) is not the digest's count times its {len(items)} items",
+                               "BAD_REQUEST")
+        try:
+            user, user_at = ownership.submit_owner(schedd.config, req.identity, cluster_ad)
+        except PermissionError as exc:
+            raise CommandError(str(exc), "DENIED") from None
+        for k in [k for k in cluster_ad if k.lower() in PROTECTED | FACTORY_OWNED]:
+            del cluster_ad[k]
+        on_hold = _asks_hold(cluster_ad)
+        cluster_ad.update({"ClusterId": str(cid), "Owner": unparse(user), "User": unparse(user_at),
+                           "JobStatus": str(HELD if on_hold else IDLE), "TotalSubmitProcs": str(total),
+                           "JobMaterializeNextProcId": "0"})
+        await validate(cluster_ad, [])
+        cluster = Cluster(cid, cluster_ad)
+        cluster.factory = factory = Factory(cid, digest, items, 0, total)
+        cluster.pending = total
+        room = schedd.materializer.room(cluster)
+        try:
+            built = await asyncio.to_thread(factory.build, cluster_ad, room)
+        except (SubmitError, LookupError, TypeError, ValueError) as exc:
+            raise CommandError(f"the submit digest cannot build its procs: {exc}", "BAD_SUBMIT") from None
+        jobs = [Job(cluster, p, own) for p, own in built]
+        warnings = limits.check_requirements(schedd.config, schedd.make_ad(), (j.ad for j in jobs)) \
+            if schedd.config.get("SUBMIT_REQUIREMENT_NAMES") or schedd.config.get("SUBMIT_WARNING_NAMES") else []
+        cluster_ad["JobMaterializeNextProcId"] = str(len(built))
+        self.submitting += len(jobs)
+        try:
+            await schedd.store.commit(lambda cur: insert_factory(cur, cid, cluster_ad, digest, items,
+                                                                 [own for _, own in built]))
+        finally:
+            self.submitting -= len(jobs)
+        self.reserved.pop(cid, None)
+        factory.next_proc = len(built)
+        cluster.pending = factory.left
+        if not cluster.pending:
+            cluster.factory = None
+        await self._admit(cluster, jobs, req)
+        return {"cluster_id": cid, "procs": total, "warnings": warnings}
+
+    async def _admit(self, cluster: Cluster, jobs: list[Job], req: Request) -> None:
+        """Write the submit events, then let the jobs be seen and matched (all at once)."""
+        schedd, cid = self.schedd, cluster.id
+        pacer = Pacer()
+        if jobs:
+            await self._submit_events(cluster, jobs)  # before any job can be matched and run
         new: dict[JobId, Job] = {}
         statuses: Counter[int] = Counter()
         on_ap: list[Job] = []  # local and scheduler universe jobs, which the AP runs itself
@@ -141,7 +209,7 @@ class Submits:
         schedd.clusters[cid] = cluster
         schedd.jobs.update(new)
         cluster.live += len(new)
-        cluster.idle += statuses[IDLE]
+        cluster.idle += len(new) - statuses[RUNNING]
         for status, n in statuses.items():
             schedd.counters.add(cluster.owner, status, n)
         schedd.local.note(on_ap)
@@ -149,7 +217,6 @@ class Submits:
                         f" ({cluster.pending} to be materialized later)" if cluster.pending else "")
         schedd.publish_soon()
         schedd.negotiation.reschedule()
-        return {"cluster_id": cid, "procs": len(jobs) + cluster.pending, "warnings": warnings}
 
     async def _submit_events(self, cluster: Cluster, jobs: list[Job]) -> None:
         """One write per log file for the whole cluster when the log is a cluster attribute."""

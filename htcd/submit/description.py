@@ -27,7 +27,7 @@ from htcd.submit.sources import LocalSources, SourceError, Sources, run_command
 from htcd.submit.templates import TemplateSet
 from htcd.submit.unsupported import refusal
 
-_REF = re.compile(r"\$(?:INT|REAL|DIRNAME|BASENAME|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
+MACRO_REF = re.compile(r"\$(?:INT|REAL|DIRNAME|BASENAME|F[a-zA-Z]*|)\(\s*([A-Za-z_][A-Za-z0-9_.]*)", re.IGNORECASE)
 _BUILTINS = {"cluster", "clusterid", "process", "procid", "step", "item", "itemindex", "row",
              "node", "jobid", "dollar"}
 # Variables condor_submit never warns about: set by DAGMan and by ``use STRICT``, read elsewhere.
@@ -68,6 +68,15 @@ class SubmitDescription:
         with located(self.filename, self.origins):
             self._check_names(strict)
 
+    @classmethod
+    def bare(cls, filename: str, defaults: dict[str, str]) -> SubmitDescription:
+        """A description with no statements of its own, for ``QueueJobs`` built from a submit digest
+        (the schedd's late materialization)."""
+        desc = cls.__new__(cls)
+        desc.filename, desc.origins, desc.statements, desc.used = filename, {}, [], set()
+        desc.defaults, desc.read_warnings, desc.build_warnings = defaults, [], []
+        return desc
+
     @property
     def warnings(self) -> list[str]:
         """What the user should see on standard error: ``warning :`` statements and build warnings."""
@@ -79,13 +88,13 @@ class SubmitDescription:
         referenced: set[str] = set(self.used)
         for s in self.statements:
             if isinstance(s, Setting):
-                referenced.update(m.lower() for m in _REF.findall(s.value))
+                referenced.update(m.lower() for m in MACRO_REF.findall(s.value))
             else:
                 referenced.update(v.lower() for v in s.variables)
-                referenced.update(m.lower() for m in _REF.findall(s.count))
+                referenced.update(m.lower() for m in MACRO_REF.findall(s.count))
                 for item in s.items:
-                    referenced.update(m.lower() for m in _REF.findall(item))
-                referenced.update(m.lower() for m in _REF.findall(s.filename))
+                    referenced.update(m.lower() for m in MACRO_REF.findall(item))
+                referenced.update(m.lower() for m in MACRO_REF.findall(s.filename))
         strict = strict or _last_true(self.statements, "submitwarnemptyfields")
         for s in self.statements:
             if not isinstance(s, Setting) or s.name.startswith("+") or "." in s.name:
@@ -132,16 +141,26 @@ class SubmitDescription:
         environ: Mapping[str, str] = dict(os.environ) if env is None else env
         submit_dir = os.path.abspath(submit_dir)
         self.defaults = predefined(submit_file, qdate, config_get)
-        table: dict[str, Setting] = {}
         ads: list[dict[str, str]] = []
         proc_id = 0
+        for jobs in self.queue_jobs(cluster_id, proc_id, submit_dir=submit_dir, owner=owner, qdate=qdate,
+                                 config_get=config_get, env=environ, plugin_universes=plugin_universes):
+            ads.extend(jobs.build(n) for n in range(jobs.total))
+        return split_common(ads)
+
+    def queue_jobs(self, cluster_id: int, first_proc: int, *, submit_dir: str, owner: str, qdate: int,
+                config_get: Callable[[str], str | None], env: Mapping[str, str],
+                plugin_universes: Collection[str] | None) -> Iterator[QueueJobs]:
+        """The jobs of each queue statement in turn (each statement sees the settings before it)."""
+        table: dict[str, Setting] = {}
+        proc_id = first_proc
         for stmt in self.statements:
             if isinstance(stmt, Setting):
                 table[stmt.key] = stmt
                 continue
             snapshot = dict(table)
             base_vars = {"cluster": str(cluster_id), "clusterid": str(cluster_id)}
-            expander = Expander(self._lookup(snapshot, base_vars), environ, submit_dir)
+            expander = Expander(self.macro_lookup(snapshot, base_vars), env, submit_dir)
             count_text = expand_or_raise(expander, stmt.count, source=self.filename, line=stmt.line).strip()
             try:
                 number = arith(count_text)
@@ -150,35 +169,14 @@ class SubmitDescription:
             if not isinstance(number, int) or number < 0:
                 raise SubmitError(f"queue statement: job count {count_text!r} is not a whole number",
                                   source=self.filename, line=stmt.line)
-            count = number
-            dynamic = _dynamic(snapshot, {v.lower() for v in stmt.variables})
-            plan: Plan | None = None
-            dirty: set[str] = set()
-            fixed: dict[str, tuple[str, int]] = {}
-            for index, row in enumerate(self._items(stmt, expander, submit_dir)):
-                for step in range(count):
-                    vars_ = dict(base_vars)
-                    # $(Node) is a node number in the parallel universe only (which htcd refuses): empty
-                    vars_.update({"process": str(proc_id), "procid": str(proc_id), "step": str(step),
-                                  "itemindex": str(index), "row": str(index), "node": "",
-                                  "jobid": f"{cluster_id}.{proc_id}"})
-                    vars_.update(row)
-                    tr = self._translator(snapshot, vars_, JobContext(
-                        cluster_id, proc_id, submit_dir, owner, qdate, config_get, environ,
-                        plugin_universes), fixed)
-                    if plan is None:  # the statement's first job is built whole; the rest re-run what varies
-                        ads.append(tr.build())
-                        self.build_warnings.extend(f"{self._where(stmt.line)}: {w}" for w in tr.warnings)
-                        plan = tr.plan()
-                        dirty = plan.dirty(dynamic)
-                        fixed.update((k, got) for k in snapshot if k not in dynamic
-                                     and (got := tr.get(k)) is not None)
-                    else:
-                        ads.append(tr.rebuild(plan, dirty))
-                    proc_id += 1
-        return _split(ads)
+            rows = self._items(stmt, expander, submit_dir)
+            jobs = QueueJobs(self, snapshot, stmt.variables, rows, number, stmt.line, proc_id,
+                             JobContext(cluster_id, proc_id, submit_dir, owner, qdate, config_get, env,
+                                        plugin_universes))
+            yield jobs
+            proc_id += jobs.total
 
-    def _lookup(self, table: Mapping[str, Setting], vars_: Mapping[str, str]) -> Callable[[str], str | None]:
+    def macro_lookup(self, table: Mapping[str, Setting], vars_: Mapping[str, str]) -> Callable[[str], str | None]:
         defaults = self.defaults
 
         def lookup(name: str) -> str | None:
@@ -272,7 +270,7 @@ class SubmitDescription:
     def _translator(self, table: Mapping[str, Setting], vars_: Mapping[str, str], ctx: JobContext,
                     fixed: dict[str, tuple[str, int]]) -> Translator:
         """A translator for one job; ``fixed`` caches the expansions that are the same for every job."""
-        expander = Expander(self._lookup(table, vars_), ctx.env, ctx.submit_dir)
+        expander = Expander(self.macro_lookup(table, vars_), ctx.env, ctx.submit_dir)
         src = self.filename
         loop_vars = {k: v for k, v in vars_.items() if k not in _QUEUE_BUILTINS}
 
@@ -299,6 +297,58 @@ class SubmitDescription:
         return Translator(get, ctx, src, custom, extra)
 
 
+class QueueJobs:
+    """The jobs of one queue statement, built one at a time: the first whole, every other by
+    re-running only what its own values change (the schedd builds a late-materialized cluster's
+    procs this way, in batches, exactly as a plain submit would have)."""
+
+    def __init__(self, desc: SubmitDescription, snapshot: dict[str, Setting], variables: Sequence[str],
+                 rows: list[dict[str, str]], count: int, line: int, first_proc: int, ctx: JobContext) -> None:
+        self.desc = desc
+        self.snapshot = snapshot
+        self.variables = tuple(variables)
+        self.rows = rows
+        self.count = count
+        self.line = line
+        self.first_proc = first_proc
+        self.ctx = ctx
+        self.total = len(rows) * count
+        self.dynamic = _dynamic(snapshot, {v.lower() for v in variables})
+        self._plan: Plan | None = None
+        self._dirty: set[str] = set()
+        self._fixed: dict[str, tuple[str, int]] = {}
+
+    def proc_vars(self, n: int) -> dict[str, str]:
+        """The macros of the statement's ``n``-th job: $(Process), $(Step), $(ItemIndex), its item..."""
+        index, step = divmod(n, self.count)
+        proc_id = self.first_proc + n
+        cluster_id = self.ctx.cluster_id
+        vars_ = {"cluster": str(cluster_id), "clusterid": str(cluster_id)}
+        # $(Node) is a node number in the parallel universe only (which htcd refuses): empty
+        vars_.update({"process": str(proc_id), "procid": str(proc_id), "step": str(step),
+                      "itemindex": str(index), "row": str(index), "node": "", "jobid": f"{cluster_id}.{proc_id}"})
+        vars_.update(self.rows[index])
+        return vars_
+
+    def build(self, n: int) -> dict[str, str]:
+        """The full ad of the statement's ``n``-th job (the first is always built first)."""
+        if self._plan is None and n != 0:
+            self.build(0)
+        ctx = self.ctx
+        tr = self.desc._translator(self.snapshot, self.proc_vars(n), JobContext(
+            ctx.cluster_id, self.first_proc + n, ctx.submit_dir, ctx.owner, ctx.qdate, ctx.config_get, ctx.env,
+            ctx.plugin_universes), self._fixed)
+        if self._plan is not None:
+            return tr.rebuild(self._plan, self._dirty)
+        ad = tr.build()
+        self.desc.build_warnings.extend(f"{self.desc._where(self.line)}: {w}" for w in tr.warnings)
+        self._plan = tr.plan()
+        self._dirty = self._plan.dirty(self.dynamic)
+        self._fixed.update((k, got) for k in self.snapshot if k not in self.dynamic
+                           and (got := tr.get(k)) is not None)
+        return ad
+
+
 def _last_true(statements: Sequence[Setting | QueueStatement], key: str) -> bool:
     """Whether the last setting of ``key`` in the file is a true value (``use STRICT : TRUE`` sets some)."""
     value = next((s.value for s in reversed(statements) if isinstance(s, Setting) and s.key == key), None)
@@ -316,7 +366,7 @@ def _is_extra_request(key: str) -> bool:
     return key.startswith("request_") and key not in KNOWN_COMMANDS
 
 
-_PER_PROC = frozenset(_BUILTINS - {"cluster", "clusterid", "dollar"})
+PER_PROC = frozenset(_BUILTINS - {"cluster", "clusterid", "dollar"})
 # the macros every job of a queue statement gets besides the statement's own variables
 _QUEUE_BUILTINS = frozenset({"cluster", "clusterid", "process", "procid", "step", "itemindex", "row", "node",
                              "jobid"})
@@ -330,7 +380,7 @@ def _dynamic(table: Mapping[str, Setting], queue_vars: set[str]) -> set[str]:
     variable...) or another dynamic setting, or uses a function that is random or whose
     arguments are not followed here.
     """
-    varying = set(_PER_PROC) | queue_vars
+    varying = set(PER_PROC) | queue_vars
     dynamic: set[str] = set(queue_vars)  # a queue variable named like a command sets it per job
     changed = True
     while changed:
@@ -338,7 +388,7 @@ def _dynamic(table: Mapping[str, Setting], queue_vars: set[str]) -> set[str]:
         for key, s in table.items():
             if key in dynamic:
                 continue
-            refs = {m.lower() for m in _REF.findall(s.value)}
+            refs = {m.lower() for m in MACRO_REF.findall(s.value)}
             if refs & varying or _VOLATILE.search(s.value):
                 dynamic.add(key)
                 varying.add(key)
@@ -358,7 +408,7 @@ def _command_output(command: str, cwd: str, source: str, line: int) -> str:
         raise SubmitError(f"queue from {command!r} |: {err}", source=source, line=line) from None
 
 
-def _split(ads: list[dict[str, str]]) -> tuple[dict[str, str], list[dict[str, str]]]:
+def split_common(ads: list[dict[str, str]]) -> tuple[dict[str, str], list[dict[str, str]]]:
     """Factor attributes identical across every proc into the cluster ad."""
     if not ads:
         return {}, []

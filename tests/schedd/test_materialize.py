@@ -41,8 +41,10 @@ def test_max_idle_survives_restarts_and_rm_takes_the_rest(make_pool) -> None:
     os.kill(pool.daemon_pids()["SCHEDD"], signal.SIGKILL)  # the procs to come are on disk
     wait_for(lambda: pool.htcd("q", check=False).returncode == 0, 30, "a new schedd")
     assert _ids(pool) == [f"{cid}.0", f"{cid}.1"]
-    pool.htcd("hold", f"{cid}.0")  # a held job is not idle: one more proc comes
-    wait_for(lambda: _ids(pool) == [f"{cid}.{p}" for p in range(3)], 30, "proc 2 to materialize")
+    pool.htcd("hold", f"{cid}.0")  # a held job is not running: it still counts against max_idle (HTCondor)
+    assert pool.job_attr(f"{cid}.0", "JobStatus") == "5" and _ids(pool) == [f"{cid}.0", f"{cid}.1"]
+    pool.htcd("rm", f"{cid}.0")  # one fewer: one more proc comes
+    wait_for(lambda: _ids(pool) == [f"{cid}.1", f"{cid}.2"], 30, "proc 2 to materialize")
     pool.htcd("rm", str(cid))
     wait_for(lambda: _ids(pool) == [], 30, "the cluster to go")
     pool.stop()
