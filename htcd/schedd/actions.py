@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from htcd.classad import is_true
 from htcd.pacer import Pacer
 from htcd.schedd import ownership, query, userlog
 from htcd.schedd.attrcheck import check_edit
@@ -118,12 +119,16 @@ class JobActions:
                     schedd.materializer.cancel(cluster)
                     results[f"{cid}.*"] = "unmaterialized procs removed"
         elif action in ("hold", "release"):
-            # condor_hold of a factory's cluster id pauses its materialization (JobMaterializePaused = 1),
-            # condor_release resumes it, as HTCondor
-            for t in req.arg("ids") or []:
-                factory_cluster = schedd.clusters.get(int(str(t))) if str(t).isdigit() else None
-                if factory_cluster is None or factory_cluster.factory is None or not self.may_act_for(
-                        req, factory_cluster.owner, factory_cluster):
+            # condor_hold of a factory's cluster (by id, or by a constraint its cluster ad matches, as
+            # `condor_hold 12` sends "ClusterId == 12") pauses its materialization
+            # (JobMaterializePaused = 1); condor_release resumes it, as HTCondor
+            named = {int(str(t)) for t in req.arg("ids") or [] if str(t).isdigit()}
+            expr = query.parse_constraint(req.arg_str("constraint"))
+            for factory_cluster in list(schedd.clusters.values()):
+                if factory_cluster.factory is None or not (
+                        factory_cluster.id in named
+                        or (expr is not None and is_true(expr.eval(factory_cluster.ad)))) \
+                        or not self.may_act_for(req, factory_cluster.owner, factory_cluster):
                     continue
                 if action == "hold":
                     schedd.materializer.pause(factory_cluster, HELD_BY_USER, reason)
