@@ -18,9 +18,9 @@ from htcd.eventlog import read_events
 NO_STARTD = {"DAEMON_LIST": "MASTER, COLLECTOR, NEGOTIATOR, SCHEDD"}
 
 STAND_IN = """#!/bin/sh
+printf '%s\\n' "$@" > args.tmp && mv args.tmp args.txt
+env > env.tmp && mv env.tmp env.txt
 echo "$CONDOR_ID $$" >> runs.txt
-printf '%s\\n' "$@" > args.txt
-env > env.txt
 trap 'echo USR1 >> signals.txt; exit 1' USR1
 trap 'echo TERM >> signals.txt; exit 0' TERM
 if [ ! -f nodes.txt ]; then
