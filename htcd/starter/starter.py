@@ -85,6 +85,7 @@ class Starter:
     vacating: bool = False  # asked to leave (its KillSig sent): an exit now is no checkpoint to act on
     checkpoints: int = 0  # checkpoints this run sent to the spool
     last_checkpoint: int | None = None  # the number of the last checkpoint taken in this run
+    earlier_cpu: tuple[float, float] = (0.0, 0.0)  # user, system CPU of the job's runs before its last restart
     _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)  # ends a deferral wait (kill, vacate)
 
     # -- set-up ---------------------------------------------------------------------------
@@ -267,6 +268,7 @@ class Starter:
                 await self._checkpoint(before, status)
                 if self.killed or self.vacating:
                     break
+                self.earlier_cpu = (self.earlier_cpu[0] + status.user_cpu, self.earlier_cpu[1] + status.sys_cpu)
                 status = await self._restart(ctx)
             self.io.close()
         except (StarterError, TransferError, UniverseError, OSError) as exc:
@@ -520,8 +522,8 @@ class Starter:
         staged = staging.note()
 
         usage = self.last_usage or self.usage(fresh=True)
-        user_cpu = max(status.user_cpu, float(usage.get("RemoteUserCpu", 0.0)))
-        sys_cpu = max(status.sys_cpu, float(usage.get("RemoteSysCpu", 0.0)))
+        user_cpu = max(status.user_cpu + self.earlier_cpu[0], float(usage.get("RemoteUserCpu", 0.0)))
+        sys_cpu = max(status.sys_cpu + self.earlier_cpu[1], float(usage.get("RemoteSysCpu", 0.0)))
         peak_kib = (self.cgroup.peak_bytes() // 1024) if self.cgroup is not None else 0
         max_rss = max(status.max_rss_kb, int(usage.get("ResidentSetSize", 0)), peak_kib)
         hold_reason, hold_code, hold_subcode = self.hold or (status.hold_reason, status.hold_code, 0)
