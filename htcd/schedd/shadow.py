@@ -2,7 +2,8 @@
 
 It claims the slot the negotiator matched (``REQUEST_CLAIM``), runs a job on it
 (``ACTIVATE_CLAIM``: the input files go with the activation; the reply streams the activation,
-the starter's usage samples, then the exit status and the output -- files too big for the reply
+the starter's usage samples and a self-checkpointing job's checkpoints (kept in the job's spool,
+then confirmed with ``CHECKPOINT_STORED``), then the exit status and the output -- files too big for the reply
 stay at the startd until the shadow fetches them, ``FETCH_OUTPUT``), records the outcome, and
 reuses the claim for the owner's next idle job that fits the slot before releasing it.  The
 job's life is not tied to the claim connection: when it breaks, or the schedd restarts under a

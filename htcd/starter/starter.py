@@ -7,7 +7,9 @@ universe plugin, samples its whole process tree every STARTER_UPDATE_INTERVAL (m
 the job ad's usage attributes, ``on_update`` for the shadow, ``on_sample`` for the startd's
 policy), enforces the memory limit, and at the end removes every process and file the job made
 ("renters clean up").  A state file beside each sandbox lets a restarted startd clean up after
-a crash (sandbox.py).
+a crash (sandbox.py).  A self-checkpointing job that exits with its checkpoint code has its
+checkpoint sent to the shadow (``on_checkpoint``, checkpoint.py) and is restarted in the same
+sandbox (docs/checkpoint.md).
 """
 
 from __future__ import annotations
