@@ -40,6 +40,12 @@ def forget_claim(job: Job) -> bool:
     return had
 
 
+def _uncommitted(job: Job, now: int) -> int:
+    """Seconds of the current run not committed yet: since its start or its last checkpoint."""
+    since = max(int(job.get("JobLastCheckpointTime", 0) or 0), int(job.get("JobCurrentStartDate", 0) or 0))
+    return max(0, now - since) if since else 0
+
+
 class JobLifecycle:
     """The schedd as its shadows see it (``ScheddForShadows``)."""
 
@@ -173,6 +179,17 @@ class JobLifecycle:
         if self._usage_flush is None:
             self._usage_flush = asyncio.get_running_loop().call_later(USAGE_FLUSH_DELAY, self.flush_usage)
 
+    def job_checkpointed(self, job: Job, number: int, when: int, usage: dict[str, Any]) -> None:
+        """A checkpoint of the running job is in its spool (docs/checkpoint.md): its number and
+        time, and the run's time up to it is committed (``CommittedTime``), as HTCondor's shadow
+        records them."""
+        if job.id not in self.schedd.jobs:
+            return
+        job.set(CheckpointNumber=number, JobLastCheckpointTime=when,
+                CommittedTime=int(job.get("CommittedTime", 0) or 0) + _uncommitted(job, when))
+        self.schedd.store.persist(job)
+        self.job_usage(job, usage)
+
     def flush_usage(self) -> None:
         """The usage samples (and lease renewals) gathered since the last flush go to disk."""
         if self._usage_flush is not None:
@@ -231,7 +248,9 @@ class JobLifecycle:
                                  "RemoteUserCpu": float(result.get("user_cpu") or 0.0),
                                  "RemoteSysCpu": float(result.get("sys_cpu") or 0.0),
                                  "ResidentSetSize": int(result.get("max_rss_kb") or 0),
-                                 "RemoteWallClockTime": float(now - int(job.get("JobCurrentStartDate", now) or now))}
+                                 "RemoteWallClockTime": float(now - int(job.get("JobCurrentStartDate", now) or now)),
+                                 # the run's time since its start or last checkpoint is committed now
+                                 "CommittedTime": int(job.get("CommittedTime", 0) or 0) + _uncommitted(job, now)}
         if sig is None:
             attrs["ExitCode"] = int(result.get("exit_code") or 0)
             job.proc.pop("ExitSignal", None)

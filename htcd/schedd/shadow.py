@@ -2,7 +2,8 @@
 
 It claims the slot the negotiator matched (``REQUEST_CLAIM``), runs a job on it
 (``ACTIVATE_CLAIM``: the input files go with the activation; the reply streams the activation,
-the starter's usage samples, then the exit status and the output -- files too big for the reply
+the starter's usage samples and a self-checkpointing job's checkpoints (kept in the job's spool,
+then confirmed with ``CHECKPOINT_STORED``), then the exit status and the output -- files too big for the reply
 stay at the startd until the shadow fetches them, ``FETCH_OUTPUT``), records the outcome, and
 reuses the claim for the owner's next idle job that fits the slot before releasing it.  The
 job's life is not tied to the claim connection: when it breaks, or the schedd restarts under a
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd, symmetric_match
 from htcd.schedd.jobs import HELD, IDLE, REMOVED, Job
-from htcd.transfer import TransferError, entries, outgoing, shadow_side, streams
+from htcd.transfer import TransferError, checkpoints, entries, outgoing, shadow_side, streams
 from htcd.transfer.paths import Owner
 from htcd.wire.client import AsyncConnection
 from htcd.wire.errors import RemoteError, WireError
@@ -210,6 +211,8 @@ class Shadow:
                     self.schedd.job_started(job, self.slot_ad, self)
             elif kind == "usage":
                 self.schedd.job_usage(job, part.get("usage") or {})
+            elif kind == "checkpoint":
+                await self._checkpointed(job, part)
             elif kind == "reconnected":
                 self._claimed(part)
                 self.log.info("(%s) Reconnect SUCCESS: connection re-established with %s", job.id_text,
@@ -330,6 +333,35 @@ class Shadow:
         self._exit(job, code)
         return not closing
 
+    async def _checkpointed(self, job: Job, part: dict[str, Any]) -> None:
+        """The job exited after a checkpoint (checkpoint_exit_code): keep the checkpoint in the
+        job's spool, durably and replacing the previous one only once whole, record it in the job
+        ad, then tell the startd (``CHECKPOINT_STORED``), whose starter restarts the job in place."""
+        number = int(part.get("number") or 0)
+        files = part.get("files") or {}
+        why = ""
+        try:
+            written = await asyncio.to_thread(checkpoints.store, self._checkpoint_dir(job), number, files)
+        except (OSError, TransferError) as exc:
+            why = f"the access point could not keep checkpoint {number}: {exc}"
+            self.log.error("(%s) %s", job.id_text, why)
+        else:
+            self.log.info("(%s) checkpoint %d stored in the spool (%d files, %d bytes)", job.id_text, number,
+                          len(files), written)
+            self.schedd.job_checkpointed(job, number, int(part.get("time") or time.time()), part.get("usage") or {})
+        try:
+            conn = await AsyncConnection.open(self.startd)
+            try:
+                await conn.call("CHECKPOINT_STORED", claim_id=self.claim_id, number=number, error=why)
+            finally:
+                await conn.close()
+        except (WireError, RemoteError) as exc:
+            self.log.info("(%s) cannot tell %s that checkpoint %d is stored: %s", job.id_text, self.slot_name,
+                          number, exc)
+
+    def _checkpoint_dir(self, job: Job) -> str:
+        return checkpoints.checkpoint_dir(str(self.schedd.config.get("SPOOL") or "."), job.cluster_id, job.proc_id)
+
     def _left_idle(self, job: Job) -> str:
         """How ``job`` stopped being a job to start (removed, held, gone), or "" when it still is."""
         if job.removing or job.status == REMOVED or self.schedd.jobs.get(job.id) is not job:
@@ -347,7 +379,8 @@ class Shadow:
         if str(job.get("ShouldTransferFiles", "") or "").upper() == "NO":
             return {}
         return shadow_side.gather_input(job.get, Owner.named(job.owner), spool=self._spool(job),
-                                        inline=entries.Inline(streams.STREAM_OVER, streams.INLINE_BUDGET))
+                                        inline=entries.Inline(streams.STREAM_OVER, streams.INLINE_BUDGET),
+                                        checkpoint=self._checkpoint_dir(job))
 
     async def _write_output(self, job: Job, result: dict[str, Any]) -> int:
         """Write the output as the job's owner (big files fetched from the startd as a chunk

@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from htcd.schedd.jobs import COMPLETED, HELD, IDLE, Job
-from htcd.transfer import chunks, entries
+from htcd.transfer import checkpoints, chunks, entries
 from htcd.transfer.paths import Owner, TransferError, safe_relpath
 from htcd.transfer.shadow_side import split_list
 from htcd.wire.errors import CommandError, ProtocolError
@@ -324,7 +324,14 @@ class Spool:
         """The job left the queue: its spool directory goes (and the cluster's, with its last job)."""
         root, cid = self.root, job.cluster_id
         last = cid not in self.schedd.clusters
-        if not is_spooled(job):
+        if not is_spooled(job):  # only a self-checkpointing job's checkpoint may be there
+            ckpt = checkpoints.checkpoint_dir(root, cid, job.proc_id)
+            if os.path.isdir(ckpt):
+                def drop() -> None:
+                    checkpoints.remove(ckpt)
+                    with contextlib.suppress(OSError):
+                        os.rmdir(cluster_dir(root, cid))
+                asyncio.get_running_loop().run_in_executor(None, drop)
             return
 
         def remove() -> None:

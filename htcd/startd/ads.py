@@ -108,6 +108,7 @@ def slot_ad(startd: Startd, slot: Slot, policy: bool = False) -> ClassAd:
     ad["UidDomain"] = startd.uid_domain
     ad["FileSystemDomain"] = startd.config.get("FILESYSTEM_DOMAIN") or startd.hostname
     ad["HasFileTransfer"] = True
+    ad["HasSelfCheckpointTransfers"] = True  # checkpoint_exit_code: the starter sends checkpoints to the spool
     ad["HasJobDeferral"] = True  # the starter holds a job's start until its DeferralTime
     ad["JobStarts"] = slot.job_starts
     ad["JobPreemptions"] = slot.preemptions

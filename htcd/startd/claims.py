@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from htcd.starter.starter import Starter
 
 
+CHECKPOINT_TIMEOUT = 600.0  # seconds a checkpoint waits for its shadow to say it is stored
+
+
 def job_lease(job: Any) -> float:
     """The job's JobLeaseDuration in seconds (0: no lease; the job ends with its connection)."""
     value = job.get_value("JobLeaseDuration")
@@ -53,6 +56,31 @@ class JobRun:
         self.followers = 0
         self.away_since = 0.0  # monotonic time the last follower left (0 while followed)
         self.timer: asyncio.TimerHandle | None = None
+        self.checkpoint_parcel: dict[str, Any] | None = None  # a checkpoint waiting to go to the shadow
+        self.checkpoint_answer: asyncio.Future[str] | None = None  # "" when the shadow stored it, else why not
+
+    async def checkpoint(self, parcel: dict[str, Any]) -> str:
+        """The starter's ``on_checkpoint``: the checkpoint goes to the shadow on the run's stream;
+        "" once the shadow says it is in the spool (``CHECKPOINT_STORED``), else why it is not."""
+        if not self.followers:
+            return "no shadow is connected to take it"
+        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.checkpoint_parcel, self.checkpoint_answer = parcel, answer
+        self.changed.set()
+        try:
+            return await asyncio.wait_for(asyncio.shield(answer), CHECKPOINT_TIMEOUT)
+        except TimeoutError:
+            return f"the shadow did not say within {CHECKPOINT_TIMEOUT:g} s that it stored the checkpoint"
+        finally:
+            self.checkpoint_parcel = self.checkpoint_answer = None
+
+    def checkpoint_stored(self, number: int, why: str) -> bool:
+        """The shadow's answer for checkpoint ``number``; False when no such checkpoint waits."""
+        answer, parcel = self.checkpoint_answer, self.checkpoint_parcel
+        if answer is None or answer.done() or parcel is None or parcel.get("number") != number:
+            return False
+        answer.set_result(why)
+        return True
 
     def sampled(self, usage: dict[str, Any]) -> None:
         """The starter's ``on_update``: only the newest sample waits to be sent."""
@@ -76,6 +104,11 @@ class JobRun:
             if first is not None:
                 await req.send_partial(first)
             while self.result is None:
+                parcel = self.checkpoint_parcel
+                if parcel is not None and not parcel.get("sent"):
+                    parcel["sent"] = True
+                    await req.send_partial({"update": "checkpoint", **{k: v for k, v in parcel.items() if k != "sent"}})
+                    continue
                 if self.sample is not None:
                     sample, self.sample = self.sample, None
                     await req.send_partial({"update": "usage", "usage": sample})
@@ -92,6 +125,8 @@ class JobRun:
         finally:
             gone.cancel()
             self.followers -= 1
+            if not self.followers and self.checkpoint_answer is not None and not self.checkpoint_answer.done():
+                self.checkpoint_answer.set_result("the shadow's connection closed before it stored the checkpoint")
 
 
 class Claims:
@@ -223,6 +258,18 @@ class Claims:
             self.run_unfollowed(slot, claim, run)
             return
         self.startd.release(slot, "the schedd's claim connection closed", kill=True)
+
+    async def cmd_checkpoint_stored(self, req: Request) -> dict[str, Any]:
+        """``CHECKPOINT_STORED {claim_id, number, error?}``: the shadow kept the running job's
+        checkpoint in its spool (or says why not); the starter then restarts the job."""
+        slot = self.startd.slot_for_claim(req.arg_str("claim_id", required=True))
+        run = slot.claim.run if slot.claim is not None else None
+        number = req.arg_int("number", required=True)
+        if run is None or not run.checkpoint_stored(number, req.arg_str("error") or ""):
+            raise CommandError(f"{slot.name} has no checkpoint {number} waiting", "NO_CHECKPOINT")
+        if slot.claim is not None:
+            slot.claim.renew()
+        return {"ok": True}
 
     async def cmd_reconnect_job(self, req: Request) -> dict[str, Any]:
         """A shadow (after a schedd restart) presents the claim id of a running job: it gets the

@@ -115,7 +115,7 @@ class Startd(Daemon):
                 "ACTIVATE_CLAIM": self.cmd_activate_claim,
                 "DEACTIVATE_CLAIM": claims.cmd_deactivate_claim, "RELEASE_CLAIM": self.cmd_release_claim,
                 "ALIVE": claims.cmd_alive, "RECONNECT_JOB": claims.cmd_reconnect_job,
-                "FETCH_OUTPUT": self.cmd_fetch_output,
+                "FETCH_OUTPUT": self.cmd_fetch_output, "CHECKPOINT_STORED": claims.cmd_checkpoint_stored,
                 "VACATE_CLAIMS": claims.cmd_vacate_claims,
                 "DRAIN_JOBS": draining.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": draining.cmd_cancel_drain_jobs}
 
@@ -639,6 +639,7 @@ class Startd(Daemon):
                           machine_ad=slot_ad(self, slot))
         run = JobRun(f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}", job_lease(job), starter)
         starter.on_update = run.sampled  # usage samples stream to the shadow
+        starter.on_checkpoint = run.checkpoint  # and checkpoints, each confirmed with CHECKPOINT_STORED
         claim.job_ad = job
         claim.run = run
         slot.starter = starter

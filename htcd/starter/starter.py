@@ -7,7 +7,9 @@ universe plugin, samples its whole process tree every STARTER_UPDATE_INTERVAL (m
 the job ad's usage attributes, ``on_update`` for the shadow, ``on_sample`` for the startd's
 policy), enforces the memory limit, and at the end removes every process and file the job made
 ("renters clean up").  A state file beside each sandbox lets a restarted startd clean up after
-a crash (sandbox.py).
+a crash (sandbox.py).  A self-checkpointing job that exits with its checkpoint code has its
+checkpoint sent to the shadow (``on_checkpoint``, checkpoint.py) and is restarted in the same
+sandbox (docs/checkpoint.md).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psutil
@@ -29,7 +31,7 @@ from htcd import jobenv
 from htcd.classad import ClassAd
 from htcd.starter import assigned as assigned_env
 from htcd.starter import cgroup as cgroups
-from htcd.starter import monitor, sandbox, users
+from htcd.starter import checkpoint, monitor, sandbox, users
 from htcd.starter.sandbox import clean_orphans
 from htcd.transfer import TransferError, entries, outgoing, safe_name, starter_side
 from htcd.transfer.starter_side import collect_output, write_input
@@ -66,6 +68,8 @@ class Starter:
     config: Any = None  # the daemon's htcd.config.Config (slot users, UID_DOMAIN, limits, update interval)
     on_update: Callable[[dict[str, Any]], None] | None = None  # gets each periodic usage sample
     on_sample: Callable[[dict[str, Any]], None] | None = None  # the startd's hook (policy) for each sample
+    # sends a checkpoint to the shadow; "" once it is stored in the spool, else why not
+    on_checkpoint: Callable[[dict[str, Any]], Awaitable[str]] | None = None
     memory_mb: int = 0  # the slot's Memory: the job's memory limit (else its RequestMemory)
     assigned: dict[str, list[str]] = field(default_factory=dict)  # custom resource -> the slot's ids (GPUs...)
     machine_ad: ClassAd | None = None  # the slot's ad at the job's start: .machine.ad, $_CONDOR_MACHINE_AD
@@ -80,6 +84,10 @@ class Starter:
     started: float = 0.0
     io: starter_side.JobFiles | None = None  # file transfer, or the shared file system's Iwd and stdio
     executing: int = 0  # when the job's process started (epoch s): JobCurrentStartExecutingDate
+    vacating: bool = False  # asked to leave (its KillSig sent): an exit now is no checkpoint to act on
+    checkpoints: int = 0  # checkpoints this run sent to the spool
+    last_checkpoint: int | None = None  # the number of the last checkpoint taken in this run
+    earlier_cpu: tuple[float, float] = (0.0, 0.0)  # user, system CPU of the job's runs before its last restart
     _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)  # ends a deferral wait (kill, vacate)
 
     # -- set-up ---------------------------------------------------------------------------
@@ -120,8 +128,8 @@ class Starter:
             with open(os.path.join(self.sandbox, ".machine.ad"), "w") as f:
                 f.write(self.machine_ad.to_old() + "\n")
             env["_CONDOR_MACHINE_AD"] = os.path.join(self.sandbox, ".machine.ad")
-        for p in (STDOUT, STDERR):
-            open(os.path.join(self.sandbox, p), "wb").close()
+        for p in (STDOUT, STDERR):  # a checkpoint's stdout and stderr are continued, as HTCondor appends
+            open(os.path.join(self.sandbox, p), "ab" if p in self.files else "wb").close()
         sandbox.chown_tree(self.sandbox, uid, gid)
         request_memory = _int(ad.eval("RequestMemory"))
         joins = self._make_cgroup(self.memory_mb or request_memory) if self.universe.local_processes else []
@@ -234,10 +242,14 @@ class Starter:
                     return self._result(ExitStatus(signal=int(signal.SIGKILL)), before, start)
                 finally:
                     await self._clean()
+            # a self-checkpointing job that runs in its Iwd (shared file system) is restarted on the
+            # same stdio descriptors: opening its Out and Err again would truncate them
+            keep_stdio = self.io.shared_fs and checkpoint.wants_transfer(self.job_ad)
             try:
                 self.running = await self.universe.start(ctx)
             finally:
-                self.io.close()
+                if not keep_stdio:
+                    self.io.close()
                 for fd in ctx.join_fds:
                     os.close(fd)
             if self.cgroup is not None and self.running.pgid and not self._in_cgroup(self.running.pgid):
@@ -253,6 +265,14 @@ class Starter:
             self.log.info("started %s (pgid %s)", ctx.executable, self.running.pgid)
             self._executing()
             status = await self._watch(self.running)
+            while checkpoint.is_checkpoint_exit(self.job_ad, status) and not (self.killed or self.vacating
+                                                                               or self.hold):
+                await self._checkpoint(before, status)
+                if self.killed or self.vacating:
+                    break
+                self.earlier_cpu = (self.earlier_cpu[0] + status.user_cpu, self.earlier_cpu[1] + status.sys_cpu)
+                status = await self._restart(ctx)
+            self.io.close()
         except (StarterError, TransferError, UniverseError, OSError) as exc:
             self.log.error("job could not run: %s", exc)
             if self.io is not None:
@@ -270,6 +290,56 @@ class Starter:
         finally:
             await self._clean()
         return reply
+
+    async def _checkpoint(self, before: set[str], status: ExitStatus) -> None:
+        """The job exited as it promised after a checkpoint: the checkpoint goes to the shadow,
+        which keeps it in the job's spool; a checkpoint that cannot be sent or stored is logged
+        and the job goes on from its sandbox (the spool keeps the previous one), as HTCondor's."""
+        if self.io is not None and self.io.shared_fs:
+            self.log.info("job exited with its checkpoint code; it runs in its Iwd on a shared file system, where "
+                          "its checkpoint already is: restarting it")
+            return
+        number = checkpoint.next_number(self.job_ad, self.last_checkpoint)
+        self.last_checkpoint = number
+        now = time.time()
+        self.log.info("job exited with %s after checkpoint %d: sending the checkpoint", f"signal {status.signal}"
+                      if status.by_signal else f"status {status.exit_code}", number)
+        files, why = checkpoint.collect(self.sandbox, self.job_ad, self.files, before, self.slot_name)
+        if not why:
+            if self.on_checkpoint is None:
+                why = "no shadow takes checkpoints here"
+            else:
+                try:
+                    why = await self.on_checkpoint({"number": number, "files": files, "time": int(now),
+                                                    "usage": self.usage(fresh=False)})
+                except Exception as exc:  # the shadow's side failed: the job still goes on
+                    why = f"{type(exc).__name__}: {exc}"
+        if why:
+            self.log.warning("checkpoint %d was not stored: %s", number, why)
+            return
+        self.checkpoints += 1
+        self.job_ad["CheckpointNumber"] = number
+        self.job_ad["JobLastCheckpointTime"] = int(now)
+        self.log.info("checkpoint %d stored (%d files, %d bytes); restarting the job in its sandbox", number,
+                      len(files), entries.inline_size(files))
+
+    async def _restart(self, ctx: JobContext) -> ExitStatus:
+        """Start the job again in the same sandbox, with the same arguments (and its cgroup)."""
+        joins = self.cgroup.open_joins() if self.cgroup is not None else []
+        again = replace(ctx, join_fds=tuple(joins))  # on a shared file system its stdio stays open for this
+        try:
+            self.running = await self.universe.start(again)
+        finally:
+            for fd in joins:
+                os.close(fd)
+        if self.running.pgid:
+            self._write_state(self.running.pgid)
+        if self.killed:
+            self.kill()
+        elif self.stopped:
+            self._stop(True)
+        self.log.info("restarted %s after its checkpoint (pgid %s)", again.executable, self.running.pgid)
+        return await self._watch(self.running)
 
     def _deferral(self) -> tuple[float, float] | None:
         """(DeferralTime, DeferralWindow) when the job asks to start at a set time, else None."""
@@ -454,8 +524,8 @@ class Starter:
         staged = staging.note()
 
         usage = self.last_usage or self.usage(fresh=True)
-        user_cpu = max(status.user_cpu, float(usage.get("RemoteUserCpu", 0.0)))
-        sys_cpu = max(status.sys_cpu, float(usage.get("RemoteSysCpu", 0.0)))
+        user_cpu = max(status.user_cpu + self.earlier_cpu[0], float(usage.get("RemoteUserCpu", 0.0)))
+        sys_cpu = max(status.sys_cpu + self.earlier_cpu[1], float(usage.get("RemoteSysCpu", 0.0)))
         peak_kib = (self.cgroup.peak_bytes() // 1024) if self.cgroup is not None else 0
         max_rss = max(status.max_rss_kb, int(usage.get("ResidentSetSize", 0)), peak_kib)
         hold_reason, hold_code, hold_subcode = self.hold or (status.hold_reason, status.hold_code, 0)
@@ -547,6 +617,7 @@ class Starter:
             self.kill()
             return
         self.resume()
+        self.vacating = True
         sig = jobenv.kill_signal(self.job_ad.get_value("KillSig"))
         self.log.info("vacating the job: %s", signal.Signals(sig).name)
         self.signal(sig)

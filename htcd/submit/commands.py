@@ -48,7 +48,8 @@ NOTIFICATION = {"never": 0, "always": 1, "complete": 2, "error": 3}
 KNOWN_COMMANDS: frozenset[str] = frozenset({
     "universe", "executable", "arguments", "args", "environment", "env", "input", "output", "error",
     "log", "initialdir", "initial_dir", "iwd", "request_cpus", "request_memory", "request_disk",
-    "request_gpus", "transfer_input_files", "transfer_output_files", "should_transfer_files",
+    "request_gpus", "checkpoint_exit_code", "transfer_checkpoint_files", "transfer_input_files",
+    "transfer_output_files", "should_transfer_files",
     "when_to_transfer_output", "transfer_executable", "requirements", "rank", "priority",
     "accounting_group", "accounting_group_user", "concurrency_limits", "getenv", "notification",
     "notify_user", "batch_name", "periodic_hold", "periodic_release", "periodic_remove",
@@ -162,9 +163,10 @@ CUSTOM_MARK, REQUEST_MARK = "+", "request_*"
 # The build runs in sections, in this order.  A section reads commands (recorded while it
 # runs) and the state that the sections named here left on the translator.
 SECTIONS = ("universe", "iwd", "executable", "arguments", "environment", "files", "transfer", "resources",
-            "policy", "misc", "config_attrs", "custom", "requirements")
+            "policy", "misc", "config_attrs", "custom", "checkpoint", "requirements")
 _USES = {"executable": ("universe",), "files": ("iwd",), "transfer": ("universe", "iwd", "executable"),
-         "misc": ("universe",), "requirements": ("universe", "resources", "transfer")}
+         "misc": ("universe",), "checkpoint": ("universe", "transfer", "custom"),
+         "requirements": ("universe", "resources", "transfer", "checkpoint")}
 
 
 @dataclass
@@ -769,6 +771,33 @@ class Translator:
                 continue
             self.ad[attr] = self.expr(attr, value, line)
 
+    def _checkpoint(self) -> None:
+        """Self-checkpointing (docs/checkpoint.md): checkpoint_exit_code sets
+        SuccessCheckpointExitCode and WantFTOnCheckpoint, as condor_submit does;
+        transfer_checkpoint_files names the checkpoint (else the output is).  A job that asks for
+        checkpoint transfers (either way) needs slots with HasSelfCheckpointTransfers."""
+        self.reads.add(CUSTOM_MARK)
+        got = self.first("checkpoint_exit_code")
+        if got is not None:
+            if not re.fullmatch(r"[-+]?\d+", got[0]):
+                raise self.fail(f"checkpoint_exit_code must be a whole number, not {got[0]!r}", got[1])
+            self.ad["SuccessCheckpointExitCode"] = str(int(got[0]))
+            self.ad["WantFTOnCheckpoint"] = "true"
+        files = self.first("transfer_checkpoint_files")
+        if files is not None:
+            self.ad["TransferCheckpoint"] = quote(files[0])
+        self.wants_checkpoint = self.ad.get("WantFTOnCheckpoint", "").strip().lower() == "true"
+        if not self.wants_checkpoint:
+            return
+        where = got or files
+        if self.universe in ("scheduler", "local"):
+            raise self.fail(f"checkpoint transfers need a job that runs on an execute point, not the "
+                            f"{self.universe} universe", where[1] if where else None)
+        if self.stf == "NO":
+            raise self.fail("checkpoint_exit_code (WantFTOnCheckpoint) needs file transfer: htcd keeps checkpoints "
+                            "in the access point's spool, so should_transfer_files must be YES or IF_NEEDED, not NO",
+                            where[1] if where else None)
+
     def _requirements(self) -> None:
         universe = self.universe
         got = self.first("requirements")
@@ -813,6 +842,8 @@ class Translator:
             elif not own_fsd:
                 clauses.append("(TARGET.FileSystemDomain == MY.FileSystemDomain)")
         clauses.extend(jobpolicy.deferral(self))
+        if getattr(self, "wants_checkpoint", False) and not _mentions(user, "HasSelfCheckpointTransfers"):
+            clauses.append("TARGET.HasSelfCheckpointTransfers")
         self.ad["Requirements"] = " && ".join(clauses)
 
 

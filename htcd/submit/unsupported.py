@@ -17,7 +17,8 @@ _JAVA = "htcd runs no java universe (no execute point offers a JVM)"
 _PARALLEL = "htcd has no parallel universe (no jobs spanning several slots)"
 _STANDARD = "a feature of HTCondor's retired standard universe (remote system calls)"
 _CREDENTIALS = "htcd does not manage credentials for jobs (no proxies, tokens or OAuth services)"
-_CHECKPOINT = "htcd does not transfer or keep checkpoints of self-checkpointing jobs"
+_CHECKPOINT_URL = ("htcd keeps a self-checkpointing job's checkpoint in the access point's spool only; it has no "
+                   "transfer plugins that store checkpoints at a URL (leave checkpoint_destination out)")
 _PLUGIN_TRANSFER = "htcd transfers files itself and has no transfer plugins or URL destinations for output"
 _ENCRYPT = "htcd cannot choose per job or per file whether transfers are encrypted"
 _LOG = "htcd writes only HTCondor's classic text event log"
@@ -51,8 +52,9 @@ REFUSED: dict[str, str] = {
     **{name: _CREDENTIALS for name in ("x509userproxy", "use_x509userproxy", "use_scitokens", "use_scitoken",
                                        "scitokens_file", "use_oauth_services", "useoauthservices",
                                        "docker_send_credentials")},
-    **{name: _CHECKPOINT for name in ("transfer_checkpoint_files", "checkpoint_exit_code",
-                                      "checkpoint_destination", "erase_output_and_error_on_restart")},
+    "checkpoint_destination": _CHECKPOINT_URL,
+    "erase_output_and_error_on_restart": "htcd has no per-job choice whether a restarted job's output and "
+                                         "error are erased (a self-checkpointing job's are appended to)",
     **{name: _PLUGIN_TRANSFER for name in ("transfer_plugins", "output_destination", "public_input_files",
                                            "manifest", "manifest_dir", "transfer_common_input",
                                            "preserve_relative_paths", "max_transfer_input_mb",

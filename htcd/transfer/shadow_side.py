@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from htcd.transfer import entries
+from htcd.transfer import checkpoints, entries
 from htcd.transfer.paths import (
     Owner,
     TransferError,
@@ -57,14 +57,17 @@ def input_names(get: Getter) -> list[str]:
 
 
 def gather_input(get: Getter, owner: Owner | None = None, spool: str | None = None,
-                 limit: int = MAX_INLINE, inline: entries.Inline | None = None) -> dict[str, Any]:
+                 limit: int = MAX_INLINE, inline: entries.Inline | None = None,
+                 checkpoint: str | None = None) -> dict[str, Any]:
     """The sandbox's input entries ({relative path: entry}), read as ``owner``.
 
     ``name`` is sent by its basename; ``dir`` sends the directory itself and ``dir/`` only its
     contents (HTCondor's rule); ``scheme://...`` is left for the execute point's transfer
     plugin.  ``spool`` holds output kept from an eviction (ON_EXIT_OR_EVICT): it goes in last
     and so replaces the original input of the same name.  Over ``limit`` bytes the job cannot
-    travel in one message and is refused (a hold) before anything is sent.  With ``inline``, a
+    travel in one message and is refused (a hold) before anything is sent.  ``checkpoint`` is a
+    self-checkpointing job's checkpoint directory (``htcd.transfer.checkpoints``): its current
+    checkpoint goes in over the original input, so the job resumes from it.  With ``inline``, a
     file it does not let ride inside the activation (too big, or past the budget) is not read
     here: its entry says ``stream`` (with its size and local ``path``) and it follows the
     activation as a chunk stream (``streams``), so the input as a whole has no size limit."""
@@ -80,6 +83,15 @@ def gather_input(get: Getter, owner: Owner | None = None, spool: str | None = No
         except OSError as exc:
             raise TransferError(f"Transfer input files failure at access point while reading {path}: "
                                 f"(errno {exc.errno}) {exc.strerror}", 13, exc.errno or 0) from None
+    got = checkpoints.current(checkpoint) if checkpoint else None
+    if got is not None:
+        try:
+            restored: dict[str, Any] = {}
+            _add_path(restored, got[1], "", None, inline)
+            files.update({rel: {**entry, "checkpoint": True} for rel, entry in restored.items()})
+        except OSError as exc:
+            raise TransferError(f"Transfer input files failure: cannot read checkpoint {got[0]} in {got[1]}: "
+                                f"{exc.strerror}", 13, exc.errno or 0) from None
     if spool and os.path.isdir(spool):
         try:
             kept: dict[str, Any] = {}

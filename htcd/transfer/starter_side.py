@@ -156,8 +156,8 @@ def fetch_urls(sandbox: str, urls: list[tuple[str, str]], where: str, uid: int |
 
 
 def collect_output(sandbox: str, job_ad: ClassAd, sent: dict[str, Any], before: set[str],
-                   skip: set[str], where: str = "",
-                   inline: entries.Inline | None = None) -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
+                   skip: set[str], where: str = "", inline: entries.Inline | None = None,
+                   listed: str | None = None) -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
     """(output entries, names listed in transfer_output_files that do not exist, the first
     failure as {message, subcode} or None).
 
@@ -167,7 +167,7 @@ def collect_output(sandbox: str, job_ad: ClassAd, sent: dict[str, Any], before: 
     or changed from what was sent.  ``skip`` names the starter's own files.  With ``inline``, a
     file it does not let ride inline is not read: its entry says ``stream`` (with its size and
     ``local``, its name in the sandbox) and ``htcd.transfer.outgoing`` sends it as a chunk stream."""
-    out_names = job_ad.get_value("TransferOutput")
+    out_names = job_ad.get_value("TransferOutput") if listed is None else listed  # listed: a checkpoint's list
     files: dict[str, Any] = {}
     missing: list[str] = []
     failure: dict[str, Any] | None = None

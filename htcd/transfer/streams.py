@@ -47,7 +47,9 @@ async def send_input(writer: asyncio.StreamWriter, files: dict[str, Any], owner:
     count = total = 0
     for rel in streamed(files):
         entry = files[rel]
-        fd = open_as_owner(str(entry["path"]), owner, write=False)
+        # the spool's files (a checkpoint, kept output) are the schedd's own: read as the schedd
+        fd = open_as_owner(str(entry["path"]), None if entry.get("spooled") or entry.get("checkpoint") else owner,
+                           write=False)
         frames = chunks.file_frames(fd, rel, int(entry.get("mode") or 0o644))
         try:
             while (frame := await asyncio.to_thread(next, frames, None)) is not None:

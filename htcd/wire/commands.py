@@ -67,6 +67,8 @@ _TABLE = [
     Command("RECONNECT_JOB", auth.DAEMON, ("STARTD",), "Follow a running job again after a disconnect (job lease)."),
     Command("FETCH_OUTPUT", auth.DAEMON, ("STARTD",), "Stream a finished job's output too big for its result "
             "(or drop it)."),
+    Command("CHECKPOINT_STORED", auth.DAEMON, ("STARTD",), "The shadow kept a running job's checkpoint in the "
+            "spool: restart the job."),
     Command("VACATE_CLAIMS", auth.ADMINISTRATOR, ("STARTD",), "End the claims of slots, vacating their jobs (htcd vacate)."),
     # master
     Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon but the master (htcd off)."),

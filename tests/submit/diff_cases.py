@@ -219,6 +219,11 @@ CASES: dict[str, str] = {
     "stream_false": E + "output = o\nstream_output = false\nstream_error = false\nqueue\n",
     "shell": "shell = echo hi\nqueue\n",
     "shell_quotes": "shell = ls -l 'a b' \"c\" > out\narguments = ignored\nqueue\n",
+    # self-checkpointing jobs (docs/checkpoint.md)
+    "checkpoint_exit_code": E + "checkpoint_exit_code = 85\nshould_transfer_files = yes\n"
+                                "transfer_output_files = example.checkpoint\nqueue\n",
+    "checkpoint_files": E + "checkpoint_exit_code = 85\ntransfer_checkpoint_files = a, b\nqueue\n",
+    "checkpoint_want_ft": E + "+WantFTOnCheckpoint = true\n+SuccessCheckpointExitCode = 85\nqueue\n",
     # condor_submit's other spellings of commands: job attribute names and older keys
     "alias_cmd": "cmd = run.sh\nqueue\n",
     "alias_attributes": E + "LeaveJobInQueue = true\nJobBatchName = bn\nOnExitRemove = ExitCode == 0\n"
