@@ -11,6 +11,7 @@ import itertools
 import os
 import sys
 from collections.abc import Callable, Iterator
+from typing import TextIO
 
 from htcd.classad import ClassAd
 from htcd.cli import output
@@ -56,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
     if args.limit > 0:
         ads = itertools.islice(ads, args.limit)
     out = sys.stdout
-    if args.long:
+    if args.xml:
+        _write_xml(ads, out)
+    elif args.long:
         for ad in ads:
             out.write(ad.to_old() + "\n")
     elif args.json:
@@ -73,6 +76,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         out.write(table(ads))
     return 0
+
+
+def _write_xml(ads: Iterator[ClassAd], out: TextIO) -> None:
+    """As condor_history -xml prints it: the header and each ad followed by a blank line, the
+    footer too (header and footer even when no ad matches)."""
+    from htcd.classad import xml as classad_xml
+
+    out.write(classad_xml.HEADER + "\n")
+    for ad in ads:
+        out.write(classad_xml.ad_xml(ad) + "\n\n")
+    out.write(classad_xml.FOOTER + "\n")
 
 
 def table(ads: Iterator[ClassAd]) -> str:

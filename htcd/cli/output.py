@@ -1,4 +1,4 @@
-"""Output shared by the tools: ``-l`` (long), ``-af`` (autoformat), ``-json``, column tables,
+"""Output shared by the tools: ``-l`` (long), ``-af`` (autoformat), ``-json``, ``-xml``, column tables,
 HTCondor's time formats and natural sort order."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from htcd.classad import ClassAd, parse_expr, unparse
+from htcd.classad import xml as classad_xml
 from htcd.classad.expr import AttrRef
 
 
@@ -35,6 +36,23 @@ def long_form(ads: Iterable[ClassAd], sort: bool = False, attrs: Sequence[str] |
 
 def json_form(ads: Iterable[ClassAd]) -> str:
     return json.dumps([ad.to_json() for ad in ads], indent=2)
+
+
+def xml_form(ads: Iterable[ClassAd], sort: bool = False, attrs: Sequence[str] | None = None) -> str:
+    """One XML document of the ads, as condor_q and condor_status print it (header and footer even
+    when there is no ad); ``sort`` and ``attrs`` as for :func:`long_form`."""
+    return classad_xml.HEADER + "".join(classad_xml.ad_xml(ad, attrs=_names(ad, sort, attrs)) + "\n"
+                                        for ad in ads) + classad_xml.FOOTER
+
+
+def _names(ad: ClassAd, sort: bool, attrs: Sequence[str] | None) -> list[str] | None:
+    if not sort and attrs is None:
+        return None
+    wanted = {a.lower() for a in attrs} if attrs is not None else None
+    names = [n for n in ad if wanted is None or n.lower() in wanted]
+    if sort:
+        names.sort(key=str.lower)
+    return names
 
 
 def value_text(ad: ClassAd, attr: str) -> str:
@@ -162,13 +180,16 @@ def formatted(ads: Iterable[ClassAd], pairs: list[list[str]]) -> str:
 
 
 def add_output_arguments(p: argparse.ArgumentParser, what: str) -> None:
-    """The output flags every query tool takes: ``-l``, ``-af`` (and ``-af:OPTS``), ``-format``, ``-json``."""
+    """The output flags every query tool takes: ``-l``, ``-af`` (and ``-af:OPTS``), ``-format``, ``-json``,
+    ``-xml``."""
     p.add_argument("-l", "-long", dest="long", action="store_true", help=f"whole {what}")
     p.add_argument("-af", "-autoformat", dest="af", nargs="+", metavar="ATTR", help="print these attributes")
     p.add_argument("-af-options", dest="af_options", default="", help=argparse.SUPPRESS)
     p.add_argument("-format", dest="format", nargs=2, action="append", metavar=("FMT", "ATTR"),
                    help="print ATTR with the printf-style FMT (repeatable)")
-    p.add_argument("-json", action="store_true", help=f"{what} as JSON")
+    forms = p.add_mutually_exclusive_group()  # HTCondor: "Cannot print as both XML and JSON"
+    forms.add_argument("-json", action="store_true", help=f"{what} as JSON")
+    forms.add_argument("-xml", action="store_true", help=f"{what} as XML (HTCondor's ClassAd XML form)")
 
 
 def split_af_option(argv: list[str]) -> list[str]:

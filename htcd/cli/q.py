@@ -1,4 +1,4 @@
-"""``htcd q``: the job queue, in HTCondor's batch summary, ``-nobatch`` table, ``-l``, ``-af`` or ``-json``."""
+"""``htcd q``: the job queue, in HTCondor's batch summary, ``-nobatch`` table, ``-l``, ``-af``, ``-json`` or ``-xml``."""
 
 from __future__ import annotations
 
@@ -61,11 +61,11 @@ def run(args: argparse.Namespace) -> int:
             out.write(autoclusters(schedd.autoclusters(constraint)))
             return 0
         if args.af and not args.af_options and all(_NAME.match(a) for a in args.af) \
-                and not (args.long or args.json):
+                and not (args.long or args.json or args.xml):
             for chunk in schedd.query(constraint, list(args.af), args.limit):
                 out.write(_af_fast(chunk, args.af))
             return 0
-        if args.long or args.json or args.af or args.format:
+        if args.long or args.json or args.xml or args.af or args.format:
             out.write(_ads_out(_sorted(schedd.query(constraint, None, args.limit)), args))
             return 0
         out.write(f"\n\n-- Schedd: {name} : {addr} @ {common.now_stamp()}\n")
@@ -83,8 +83,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _ads_out(ads: list[ClassAd], args: argparse.Namespace) -> str:
-    """Whole ads as ``-l``, ``-json``, ``-af`` or ``-format`` print them."""
+    """Whole ads as ``-l``, ``-json``, ``-xml``, ``-af`` or ``-format`` print them."""
 
+    if args.xml:
+        return output.xml_form(ads)
     if args.long:
         return output.long_form(ads)
     if args.json:
@@ -127,7 +129,7 @@ def _from_userlog(args: argparse.Namespace) -> int:
     if args.limit > 0:
         ads = ads[:args.limit]
     out = sys.stdout
-    if args.long or args.json or args.af or args.format:
+    if args.long or args.json or args.xml or args.af or args.format:
         out.write(_ads_out(ads, args))
         return 0
     out.write(f"\n\n-- Event log: {args.userlog}\n")

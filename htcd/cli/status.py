@@ -2,7 +2,7 @@
 
 Flags follow condor_status: a query option picks the ad type (-schedd, -submitters, -negotiator,
 -master, -collector, -any; slots by default), a display option the layout (the default table,
--compact, -total, -l, -json, -af, -format).  Ads come from the collector, or with ``-direct NAME``
+-compact, -total, -l, -json, -xml, -af, -format).  Ads come from the collector, or with ``-direct NAME``
 from the daemon itself (``DC_QUERY_SELF``, with ``-statistics SET:LEVEL``).  Only the attributes
 the output needs are asked for, and a plain ``-af`` of literal values prints them without parsing.
 """
@@ -48,7 +48,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
     p.add_argument("-total", action="store_true", help="only the totals")
     p.add_argument("-compact", action="store_true", help="one line per machine (slots only)")
     p.add_argument("-limit", type=int, default=0, metavar="N", help="at most N ads")
-    p.add_argument("-attributes", metavar="A,B,...", help="with -l or -json: only these attributes")
+    p.add_argument("-attributes", metavar="A,B,...", help="with -l, -json or -xml: only these attributes")
     p.add_argument("-direct", metavar="NAME", help="ask the daemon NAME itself instead of the collector")
     p.add_argument("-statistics", metavar="SET:LEVEL",
                    help="with -direct: statistics the daemon adds to its ad, e.g. DC:2")
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
                 break
             wanted = sorted({*wanted, *more})
             ads = collector.query(cfg, ad_type, constraint, wanted, args.limit)
-    if not (args.total and not (args.long or args.json or args.af or args.format)):
+    if not (args.total and not (args.long or args.json or args.xml or args.af or args.format)):
         ads = sort_ads(ads)  # totals alone need no order
     sys.stdout.write(render(ads, args, ad_type))
     return 0
@@ -159,7 +159,7 @@ def projection(args: argparse.Namespace, ad_type: str) -> list[str] | None:
     """The attributes the output needs (None: whole ads); the sort keys always come along."""
     from htcd.cli.status_tables import COMPACT_ATTRS, VIEWS
 
-    if args.long or args.json:
+    if args.long or args.json or args.xml:
         return _split(args.attributes) or None
     if args.af:
         names: set[str] = set()
@@ -204,6 +204,8 @@ def sort_ads(ads: list[ClassAd]) -> list[ClassAd]:
 def render(ads: list[ClassAd], args: argparse.Namespace, ad_type: str) -> str:
     from htcd.cli.status_tables import VIEWS, compact
 
+    if args.xml:
+        return output.xml_form(ads, sort=True, attrs=_split(args.attributes) or None)
     if args.long:
         return output.long_form(ads, sort=True, attrs=_split(args.attributes) or None)
     if args.json:
