@@ -38,10 +38,13 @@ def json_form(ads: Iterable[ClassAd]) -> str:
     return json.dumps([ad.to_json() for ad in ads], indent=2)
 
 
-def xml_form(ads: Iterable[ClassAd], sort: bool = False, attrs: Sequence[str] | None = None) -> str:
+def xml_form(ads: Iterable[ClassAd], sort: bool = False, attrs: Sequence[str] | None = None,
+             blank: bool = False) -> str:
     """One XML document of the ads, as condor_q and condor_status print it (header and footer even
-    when there is no ad); ``sort`` and ``attrs`` as for :func:`long_form`."""
-    return classad_xml.HEADER + "".join(classad_xml.ad_xml(ad, attrs=_names(ad, sort, attrs)) + "\n"
+    when there is no ad); ``sort`` and ``attrs`` as for :func:`long_form`; ``blank``: a blank line
+    after each ad (condor_status prints one, condor_q none)."""
+    end = "\n\n" if blank else "\n"
+    return classad_xml.HEADER + "".join(classad_xml.ad_xml(ad, attrs=_names(ad, sort, attrs)) + end
                                         for ad in ads) + classad_xml.FOOTER
 
 

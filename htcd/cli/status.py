@@ -205,7 +205,7 @@ def render(ads: list[ClassAd], args: argparse.Namespace, ad_type: str) -> str:
     from htcd.cli.status_tables import VIEWS, compact
 
     if args.xml:
-        return output.xml_form(ads, sort=True, attrs=_split(args.attributes) or None)
+        return output.xml_form(ads, sort=True, attrs=_split(args.attributes) or None, blank=True)
     if args.long:
         return output.long_form(ads, sort=True, attrs=_split(args.attributes) or None)
     if args.json:

@@ -132,7 +132,7 @@ def test_q_history_status_xml(condor_pool: CondorPool) -> None:
 
     r = cp.run("condor_status", "-xml")
     assert (r.returncode, r.stderr) == (0, "")
-    assert r.stdout.endswith("</classads>\n")
+    assert r.stdout.endswith("</c>\n\n</classads>\n")  # a blank line after each ad
     slots = _minidom_ads(r.stdout)
     assert slots and all(s["MyType"] == "s" and s["Name"] == "s" for s in slots)
     p = panda_reader(r.stdout)
