@@ -21,7 +21,7 @@ from typing import Any
 
 CondorPool = Any  # the condor_pool fixture's (tests/dropin/conftest.py)
 
-IDLE = 'executable = /bin/true\nrequirements = false\n+Note = "a & b < c > \\"d\\""\nqueue 2\n'
+IDLE = 'executable = /bin/true\nrequirements = false\nlog = xml.log\n+Note = "a & b < c > \\"d\\""\nqueue 2\n'
 _HEADER = '<?xml version="1.0"?>\n<!DOCTYPE classads SYSTEM "classads.dtd">\n<classads>\n'
 
 
@@ -117,6 +117,8 @@ def test_q_history_status_xml(condor_pool: CondorPool) -> None:
         assert all(a["Owner"] for a in ads)
     assert '<a n="Note"><s>a &amp; b &lt; c &gt; "d"</s></a>' in r.stdout
     assert cp.run(sys.executable, "-m", "htcd", "q", str(cluster), "-xml").stdout == r.stdout
+    r = cp.run("condor_q", "-userlog", "xml.log", "-xml")
+    assert sorted(a["ProcId"] for a in panda_reader(r.stdout)) == [0, 1]
     r = cp.run("condor_q", "-xml", "-constraint", "false")
     assert r.stdout == _HEADER + "</classads>\n"  # header and footer even for no job
     r = cp.run("condor_q", "-xml", "-json")
