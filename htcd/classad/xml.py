@@ -86,8 +86,8 @@ def value_xml(v: object, indent: int = 0) -> str:
 def expr_xml(x: Expr, indent: int = 0) -> str:
     """One attribute's expression: literals, lists and nested ads by their elements, anything
     else as ``<e>`` with its ClassAd text."""
-    if type(x) is RelTimeLiteral:
-        return f"<rt>{escape_text(RelTime(x.value).text(fraction=True))}</rt>"
+    if type(x) is RelTimeLiteral:  # HTCondor's parser makes relTime("...") a real: so is its XML
+        return f"<r>{real_text(float(x.value))}</r>"
     if isinstance(x, Literal):
         return value_xml(x.value, indent)
     if isinstance(x, ListExpr):
