@@ -281,12 +281,20 @@ def test_htcondors_xml_reader_reads_back_every_corpus_attribute() -> None:
     pytest.importorskip("classad2")
     with open(CORPUS) as f:
         entries = [json.loads(line) for line in f if line.strip()]
-    request = {"xml": document(ADS), "ads": [(e["format"], e["ad"]) for e in entries]}
+    forms = r'''[ L = { 10, undefined, error, 14 }; N = [ AA = 4; BB = "x" ]; E = (x >= 10) && y < "a&b";
+        T = absTime("2026-11-27T11:00:00Z"); Z = -0.0; I = 1e400; F = real("NaN"); R = relTime("1+02:00:03");
+        S1 = "a & b < c > d"; S2 = "say \"hi\" it's"; S3 = "tab\there\nline"; S4 = "back\\slash";
+        S5 = "caf\303\251"; S6 = "bell\a and \001"; 'a<b&c' = 2 ]'''
+    request = {"xml": document([*ADS, parse_ad(forms)]),
+               "ads": [(e["format"], e["ad"]) for e in entries] + [("new", forms)]}
     r = subprocess.run([sys.executable, "-c", _ORACLE], input=json.dumps(request), capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     answer = json.loads(r.stdout)
-    assert answer["n"] == len(ADS)
-    for e, a in zip(entries, answer["ads"], strict=True):
+    assert answer["n"] == len(ADS) + 1
+    for e, a in zip(entries, answer["ads"][:-1], strict=True):
         assert a["names"] == a["orig_names"], e["source"]
         assert a["diff"] == [], e["source"]
+    last = answer["ads"][-1]
+    assert last["names"] == last["orig_names"]
+    assert last["diff"] == ["Z"]  # -0.0: HTCondor's XML has 0.0 for both zeroes, so has htcd's
