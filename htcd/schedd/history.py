@@ -90,11 +90,46 @@ def _records_backwards(path: str) -> Iterator[str]:
             buf = buf[:ends[0]]
 
 
-def read(path: str) -> Iterator[ClassAd]:
-    """Every job ad of the history, newest first (current file, then rotated files)."""
+def _records_forwards(path: str) -> Iterator[str]:
+    """The ad texts of one file, first first, reading in blocks; text after the last banner (a
+    write cut short or still going on) is left out."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - opened apart so a missing file is no history; closed by the with below
+    except FileNotFoundError:
+        return
+    with f:
+        buf = b""
+        while block := f.read(BLOCK):
+            buf += block
+            start = 0
+            for m in BANNER.finditer(buf):
+                if m.start() > 0 and buf[m.start() - 1:m.start()] != b"\n":
+                    continue
+                end = buf.find(b"\n", m.start())
+                if end < 0:
+                    break  # the banner line goes on in the next block
+                yield buf[start:m.start()].decode(errors="replace")
+                start = end + 1
+            buf = buf[start:]
+
+
+def files(path: str, forwards: bool = False) -> list[str]:
+    """The history's files in reading order: newest first (the current file, then rotated
+    files), or oldest first."""
+    newest_first = [path, *rotated(path)]
+    return newest_first[::-1] if forwards else newest_first
+
+
+def records(path: str, forwards: bool = False) -> Iterator[str]:
+    """The ad texts of the whole history, newest first or (``forwards``) oldest first."""
+    for p in files(path, forwards):
+        yield from (_records_forwards(p) if forwards else _records_backwards(p))
+
+
+def read(path: str, forwards: bool = False) -> Iterator[ClassAd]:
+    """Every job ad of the history, newest first (current file, then rotated files), or oldest first."""
     from htcd.classad import parse_old_ad
 
-    for p in [path, *rotated(path)]:
-        for text in _records_backwards(p):
-            if text.strip():
-                yield parse_old_ad(text)
+    for text in records(path, forwards):
+        if text.strip():
+            yield parse_old_ad(text)
