@@ -128,13 +128,13 @@ def test_pool_from_another_config(hpool: Pool, tmp_path: Path) -> None:
 
 def test_mistakes_are_refused_with_the_reason(hpool: Pool, remote_env: dict[str, str]) -> None:
     name = schedd_name(hpool)
-    code, out, err = run(hpool, remote_env, "-name", name, "-constraint", "ClusterId ==", check=False)
+    code, _out, err = run(hpool, remote_env, "-name", name, "-constraint", "ClusterId ==", check=False)
     assert code != 0 and "bad constraint" in err and "Traceback" not in err
-    code, out, err = run(hpool, remote_env, "-name", name, "-since", "(", check=False)
+    code, _out, err = run(hpool, remote_env, "-name", name, "-since", "(", check=False)
     assert code != 0 and "bad -since" in err and "Traceback" not in err
-    code, out, err = run(hpool, remote_env, "-name", "no-such-schedd", check=False)
+    code, _out, err = run(hpool, remote_env, "-name", "no-such-schedd", check=False)
     assert code != 0 and "no schedd named 'no-such-schedd'" in err and "Traceback" not in err
-    code, out, err = run(hpool, remote_env, "-name", name, "-file", "/x", check=False)
+    code, _out, err = run(hpool, remote_env, "-name", name, "-file", "/x", check=False)
     assert code != 0 and "-file reads a local file" in err
 
 
@@ -171,6 +171,6 @@ def test_api_history_asks_the_schedd(hpool: Pool, remote_env: dict[str, str],
 
 def test_without_read_the_schedd_refuses(make_pool) -> None:
     pool = make_pool({"NUM_CPUS": "1", "DENY_READ_SCHEDD": "*"}, slots=0)
-    code, out, err = run(pool, pool.env, "-name", schedd_name(pool), check=False)
+    code, _out, err = run(pool, pool.env, "-name", schedd_name(pool), check=False)
     assert code != 0 and "Traceback" not in err
     assert "READ" in err and "DENY_READ_SCHEDD = * matched" in err, err
