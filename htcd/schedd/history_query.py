@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from htcd.classad import ClassAdSyntaxError, Expr, is_true, parse_old_ad
+from htcd.classad import ClassAd, ClassAdSyntaxError, Expr, is_true, parse_old_ad
 from htcd.pacer import Pacer
 from htcd.schedd import history
 from htcd.schedd.query import CHUNK, PRIVATE, parse_constraint
@@ -31,6 +31,23 @@ def _since(text: str | None) -> Expr | None:
         return parse_constraint(text)
     except CommandError as exc:
         raise CommandError(f"bad since expression: {exc}", "BAD_CONSTRAINT") from None
+
+
+def wire_of(text: str) -> dict[str, str]:
+    """A record's ``Name = expr`` lines as name -> expression text, unparsed (an expression is
+    parsed only when a constraint looks at it); a record in any other form goes through the
+    full old-format parser, which names what is wrong."""
+    wire: dict[str, str] = {}
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        name, eq, expr = stripped.partition("=")
+        name = name.rstrip()
+        if not eq or not name.isidentifier() or not expr.strip():
+            return parse_old_ad(text).to_wire()
+        wire[name] = expr.strip()
+    return wire
 
 
 def _project(wire: dict[str, str], wanted: set[str] | None) -> dict[str, str]:
@@ -63,15 +80,16 @@ async def cmd_query_history(schedd: Schedd, req: Request) -> list[dict[str, str]
         if not text.strip():
             continue
         try:
-            ad = parse_old_ad(text)
+            wire = wire_of(text)
         except ClassAdSyntaxError as exc:
             schedd.log.error("history file %s: a record is no ClassAd, skipped: %s", path, exc)
             continue
         scanned += 1
+        ad = ClassAd.from_wire(wire) if stop is not None or constraint is not None else None
         if stop is not None and is_true(stop.eval(ad)):
             break
         if constraint is None or is_true(constraint.eval(ad)):
-            chunk.append(_project(ad.to_wire(), wanted))
+            chunk.append(_project(wire, wanted))
             sent += 1
             if 0 < match <= sent:
                 break
