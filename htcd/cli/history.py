@@ -46,8 +46,14 @@ TABLE_ATTRS = ["ClusterId", "ProcId", "Owner", "QDate", "RemoteWallClockTime", "
 
 
 def since_expression(args: argparse.Namespace) -> str | None:
-    """-since (a job id becomes ``ClusterId == C && ProcId == P``) and -completedsince
-    (``CompletionDate <= T``), as condor_history reads them; either stops the scan."""
+    """-since (a job id becomes ``ClusterId == C && ProcId == P``) or -completedsince
+    (``CompletionDate <= T``), as condor_history reads them: the scan stops where it is true."""
+    from htcd.errors import UserError
+
+    if args.since and args.forwards:
+        raise UserError("Argument -forwards cannot be combined with -since.")
+    if args.since and args.completedsince:
+        raise UserError("-since and -completedsince both say where to stop: give one of them")
     parts = []
     since = (args.since or "").strip()
     if since:

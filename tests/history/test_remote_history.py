@@ -134,6 +134,8 @@ def test_mistakes_are_refused_with_the_reason(hpool: Pool, remote_env: dict[str,
     assert code != 0 and "bad -since" in err and "Traceback" not in err
     code, _out, err = run(hpool, remote_env, "-name", "no-such-schedd", check=False)
     assert code != 0 and "no schedd named 'no-such-schedd'" in err and "Traceback" not in err
+    code, _out, err = run(hpool, remote_env, "-name", name, "-forwards", "-since", "1.0", check=False)
+    assert code != 0 and "-forwards cannot be combined with -since" in err  # condor_history's words
     code, _out, err = run(hpool, remote_env, "-name", name, "-file", "/x", check=False)
     assert code != 0 and "-file reads a local file" in err
 
