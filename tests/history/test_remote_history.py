@@ -58,9 +58,8 @@ def ids(out: str) -> list[str]:
 
 
 def schedd_name(pool: Pool) -> str:
-    ads = pool.collector_ads("Scheduler", ["Name"])
-    assert ads, "no schedd ad"
-    return ads[0]["Name"].strip('"')
+    ads = wait_for(lambda: pool.collector_ads("Scheduler", ["Name"]), 60, "the schedd's ad in the collector")
+    return str(ads[0]["Name"]).strip('"')
 
 
 def test_the_history_rotated_into_several_files(hpool: Pool) -> None:
