@@ -170,8 +170,18 @@ def test_api_history_asks_the_schedd(hpool: Pool, remote_env: dict[str, str],
         htcd.api.reload_config()
 
 
-def test_without_read_the_schedd_refuses(make_pool) -> None:
+def test_without_read_the_schedd_refuses(make_pool, monkeypatch: pytest.MonkeyPatch) -> None:
     pool = make_pool({"NUM_CPUS": "1", "DENY_READ_SCHEDD": "*"}, slots=0)
     code, _out, err = run(pool, pool.env, "-name", schedd_name(pool), check=False)
     assert code != 0 and "Traceback" not in err
     assert "READ" in err and "DENY_READ_SCHEDD = * matched" in err, err
+    import htcd.api
+
+    monkeypatch.setenv("HTCD_CONFIG", pool.env["HTCD_CONFIG"])
+    htcd.api.reload_config()
+    try:
+        with pytest.raises(htcd.api.HTCondorException, match=r"DENY_READ_SCHEDD = \* matched"):
+            htcd.api.Schedd().history()
+    finally:
+        monkeypatch.undo()
+        htcd.api.reload_config()
