@@ -1,84 +1,44 @@
-"""Jobs that left the queue, read from the schedd's HISTORY file on this host (htcd's schedd has
-no history query command; ``Schedd.history`` is this file, newest first)."""
+"""``Schedd.history``: htcondor2's arguments turned into htcd's QUERY_SCHEDD_HISTORY, which the
+schedd answers from its HISTORY file (newest first, streamed)."""
 
 from __future__ import annotations
 
-import glob
-import os
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
 
-from htcd.classad import ClassAdSyntaxError, parse_expr, parse_old_ad
+from htcd.classad import ClassAdSyntaxError, parse_expr
 
-from .classad import ClassAd, ExprTree, constraint_text
-from .config import config
+from .classad import ExprTree, constraint_text
 from .errors import HTCondorException
 
-_JOB_ID = re.compile(r"\d+\.\d+")
+_JOB_ID = re.compile(r"\s*(\d+)\.(\d+)\s*")
 
 
-def matching(constraint: str | ExprTree | None, projection: list[str] | None, match: int,
-             since: int | str | ExprTree | None) -> Iterator[ClassAd]:
-    """The history's job ads that ``constraint`` selects, newest first, as Schedd.history gives them."""
-    path = config().get("HISTORY")
-    if not path:
-        raise HTCondorException("no history: the HISTORY knob is empty, so completed jobs are not kept")
-    text = constraint_text(constraint)
-    expr = parse_expr(text) if text else None
-    stop = _since(since)
-    n = 0
-    for ad in read_history(path):
-        if stop is not None and stop(ad):
-            return
-        if expr is not None and expr.eval(ad) is not True:
-            continue
-        out = ClassAd()
-        if projection:
-            for name in projection:
-                if name in ad:
-                    out.set_expr(ad.name_of(name) or name, ad.expr_text(name))
-        else:
-            out.update(ad)
-        yield out
-        n += 1
-        if 0 < match <= n:
-            return
-
-
-def _since(since: int | str | ExprTree | None) -> Callable[[Any], bool] | None:
+def since_expression(since: int | str | ExprTree | None) -> str | None:
+    """htcondor2's ``since``: a cluster id (int), a job id (``"C.P"``) or an expression; the scan
+    stops before the first ad it names or makes true."""
     if since is None:
         return None
-    if isinstance(since, int) and not isinstance(since, bool):
-        return lambda ad: int(ad.get_value("CompletionDate", 0) or 0) <= since
-    if isinstance(since, str) and _JOB_ID.fullmatch(since):
-        c, p = (int(x) for x in since.split("."))
-        return lambda ad: ad.get_value("ClusterId") == c and ad.get_value("ProcId") == p
+    if isinstance(since, bool):
+        raise TypeError("since must be a cluster id, a job id or an expression")
+    if isinstance(since, int):
+        return f"ClusterId == {since}"
+    if isinstance(since, str):
+        m = _JOB_ID.fullmatch(since)
+        if m:
+            return f"ClusterId == {m.group(1)} && ProcId == {m.group(2)}"
+    text = str(since)
     try:
-        expr = parse_expr(str(since))
+        parse_expr(text)
     except ClassAdSyntaxError as exc:
-        raise HTCondorException(f"bad since expression {since!r}: {exc}") from None
-    return lambda ad: expr.eval(ad) is True
+        raise HTCondorException(f"bad since expression {text!r}: {exc}") from None
+    return text
 
 
-def read_history(path: str) -> Iterator[Any]:
-    """The job ads of a history file and its rotated files, newest first.  The file is a run of
-    old-format ads each followed by a ``*** `` banner line (what htcd's schedd appends)."""
-    rotated = [p for p in glob.glob(glob.escape(path) + ".*") if p[len(path) + 1:][:1].isdigit()]
-    rotated.sort(key=lambda p: (os.stat(p).st_mtime_ns, p), reverse=True)
-    for p in [path, *rotated]:
+def constraint(value: str | ExprTree | None) -> str | None:
+    text = constraint_text(value)
+    if text:
         try:
-            with open(p, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise HTCondorException(f"cannot read the history file {p}: {exc.strerror}") from None
-        records = re.split(r"(?m)^\*\*\* .*\n?", text)
-        complete = records[:-1]  # text after the last banner is a record still being written
-        for record in reversed(complete):
-            if record.strip():
-                try:
-                    yield parse_old_ad(record)
-                except ClassAdSyntaxError as exc:
-                    raise HTCondorException(f"{p}: a history record is no ClassAd: {exc}") from None
+            parse_expr(text)
+        except ClassAdSyntaxError as exc:
+            raise HTCondorException(f"bad constraint {text!r}: {exc}") from None
+    return text

@@ -314,10 +314,20 @@ class Schedd:
     # -- history
     def history(self, constraint: str | ExprTree | None = None, projection: list[str] | None = None,
                 match: int = -1, since: int | str | ExprTree | None = None) -> list[ClassAd]:
-        """Jobs that left the queue, newest first, from this host's HISTORY file (the schedd's
-        own: htcd keeps it on the schedd's host); ``since``: stop at the job with this id
-        (``"C.P"``) or completion time (int), or at the first job matching this expression."""
-        return list(history.matching(constraint, projection, match, since))
+        """Jobs that left the queue, newest first, as the schedd reads them from its HISTORY
+        file (the constraint is evaluated there); ``since``: stop before the cluster (int), job
+        (``"C.P"``) or first ad matching this expression; ``match``: at most this many (-1: all)."""
+        text, stop = history.constraint(constraint), history.since_expression(since)
+        out: list[ClassAd] = []
+        client = self._client(timeout=300)
+        try:
+            for chunk in client.history(text, list(projection or []) or None, max(match, 0), stop):
+                out += (from_wire(wire) for wire in chunk)
+        except UserError as exc:
+            raise HTCondorException(str(exc)) from None
+        finally:
+            client.close()
+        return out
 
 
 def _act_result(results: Mapping[str, str]) -> ClassAd:

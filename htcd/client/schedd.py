@@ -100,6 +100,18 @@ class ScheddClient:
         except WireError as exc:
             raise UserError(f"cannot query the schedd: {exc}") from None
 
+    def history(self, constraint: str | None = None, projection: list[str] | None = None, match: int = 0,
+                since: str | None = None, forwards: bool = False,
+                scanlimit: int = 0) -> Iterator[list[dict[str, str]]]:
+        """The schedd's history (wire form) in chunks as it streams them, newest first (or
+        ``forwards``), at most ``match`` ads (0: all), stopping before the ad ``since`` (an
+        expression) is true of or after ``scanlimit`` ads read."""
+        try:
+            yield from self.conn.stream("QUERY_SCHEDD_HISTORY", constraint=constraint, projection=projection,
+                                        match=match, since=since, forwards=forwards, scanlimit=scanlimit)
+        except WireError as exc:
+            raise UserError(f"cannot read the schedd's history: {exc}") from None
+
     def totals(self, constraint: str | None = None, owner: str | None = None) -> dict[str, dict[int, int]]:
         """Counts by JobStatus: ``query`` (these jobs) and ``all``, from the schedd's counters."""
         reply = self._call("cannot query the schedd", "QUERY_JOBS", totals=True, constraint=constraint,

@@ -17,7 +17,7 @@ from typing import Any
 from htcd.classad import ClassAd
 from htcd.daemon import Daemon
 from htcd.errors import UserError
-from htcd.schedd import dagjobs
+from htcd.schedd import dagjobs, history_query
 from htcd.schedd.actions import JobActions
 from htcd.schedd.ads import ScheddAds
 from htcd.schedd.alive import KeepAlive
@@ -84,6 +84,7 @@ class Schedd(Daemon):
         return {"RESERVE_CLUSTER": submits.cmd_reserve, "SUBMIT": submits.cmd_submit,
                 "QUERY_JOBS": actions.cmd_query, "ACT_ON_JOBS": actions.cmd_act,
                 "NEGOTIATE": negotiation.cmd_negotiate, "MATCHES": negotiation.cmd_matches,
+                "QUERY_SCHEDD_HISTORY": history_query.handler(self),
                 "SET_ATTRIBUTES": actions.cmd_set_attributes, "VACATE_JOBS": actions.cmd_vacate_jobs,
                 "SPOOL_JOB_FILES": self._acknowledged(lambda req: self.spool.cmd_spool_job_files(req)),
                 "TRANSFER_DATA": self._acknowledged(lambda req: self.spool.cmd_transfer_data(req))}

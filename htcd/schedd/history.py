@@ -12,6 +12,7 @@ import os
 import re
 import time
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from htcd.classad import ClassAd
 
@@ -64,37 +65,74 @@ def append(path: str | None, ads: list[ClassAd], max_size: int = 0, keep: int = 
 BANNER = re.compile(rb"(?m)^\*\*\* ")
 
 
-def _records_backwards(path: str) -> Iterator[str]:
+def _records_backwards(f: BinaryIO) -> Iterator[str]:
     """The ad texts of one file, last first, reading from the end in blocks.  A record is the
     text between two banner lines; text after the last banner (a write cut short) is skipped."""
-    try:
-        f = open(path, "rb")  # noqa: SIM115 - opened apart so a missing file is no history; closed by the with below
-    except FileNotFoundError:
-        return
-    with f:
-        pos = f.seek(0, os.SEEK_END)
-        buf = b""
-        while pos > 0:
-            step = min(BLOCK, pos)
-            pos -= step
-            f.seek(pos)
-            buf = f.read(step) + buf
-            starts = [m.start() for m in BANNER.finditer(buf) if m.start() > 0 or pos == 0]
-            if not starts:
+    pos = f.seek(0, os.SEEK_END)
+    buf = b""
+    while pos > 0:
+        step = min(BLOCK, pos)
+        pos -= step
+        f.seek(pos)
+        buf = f.read(step) + buf
+        starts = [m.start() for m in BANNER.finditer(buf) if m.start() > 0 or pos == 0]
+        if not starts:
+            continue
+        ends = [buf.find(b"\n", s) + 1 or len(buf) for s in starts]
+        for j in range(len(starts) - 1, 0, -1):
+            yield buf[ends[j - 1]:starts[j]].decode(errors="replace")
+        if pos == 0:
+            yield buf[:starts[0]].decode(errors="replace")
+        buf = buf[:ends[0]]
+
+
+def _records_forwards(f: BinaryIO) -> Iterator[str]:
+    """The ad texts of one file, first first, reading in blocks; text after the last banner (a
+    write cut short or still going on) is left out."""
+    buf = b""
+    while block := f.read(BLOCK):
+        buf += block
+        start = 0
+        for m in BANNER.finditer(buf):
+            if m.start() > 0 and buf[m.start() - 1:m.start()] != b"\n":
                 continue
-            ends = [buf.find(b"\n", s) + 1 or len(buf) for s in starts]
-            for j in range(len(starts) - 1, 0, -1):
-                yield buf[ends[j - 1]:starts[j]].decode(errors="replace")
-            if pos == 0:
-                yield buf[:starts[0]].decode(errors="replace")
-            buf = buf[:ends[0]]
+            end = buf.find(b"\n", m.start())
+            if end < 0:
+                break  # the banner line goes on in the next block
+            yield buf[start:m.start()].decode(errors="replace")
+            start = end + 1
+        buf = buf[start:]
 
 
-def read(path: str) -> Iterator[ClassAd]:
-    """Every job ad of the history, newest first (current file, then rotated files)."""
+def files(path: str, forwards: bool = False) -> list[str]:
+    """The history's files in reading order: newest first (the current file, then rotated
+    files), or oldest first."""
+    newest_first = [path, *rotated(path)]
+    return newest_first[::-1] if forwards else newest_first
+
+
+def records(path: str, forwards: bool = False) -> Iterator[str]:
+    """The ad texts of the whole history, newest first or (``forwards``) oldest first.  Every
+    file is opened before the first is read: a rotation while a long read goes on (a rename,
+    old files deleted) changes nothing the reader sees."""
+    opened: list[BinaryIO] = []
+    try:
+        for p in files(path, forwards):
+            try:
+                opened.append(open(p, "rb"))  # noqa: SIM115 - closed in the finally below
+            except FileNotFoundError:
+                continue
+        for f in opened:
+            yield from (_records_forwards(f) if forwards else _records_backwards(f))
+    finally:
+        for f in opened:
+            f.close()
+
+
+def read(path: str, forwards: bool = False) -> Iterator[ClassAd]:
+    """Every job ad of the history, newest first (current file, then rotated files), or oldest first."""
     from htcd.classad import parse_old_ad
 
-    for p in [path, *rotated(path)]:
-        for text in _records_backwards(p):
-            if text.strip():
-                yield parse_old_ad(text)
+    for text in records(path, forwards):
+        if text.strip():
+            yield parse_old_ad(text)

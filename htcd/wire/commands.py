@@ -50,6 +50,8 @@ _TABLE = [
     Command("RESERVE_CLUSTER", auth.WRITE, ("SCHEDD",), "Reserve the next cluster id for a submit."),
     Command("SUBMIT", auth.WRITE, ("SCHEDD",), "Commit a cluster and its procs in one transaction."),
     Command("QUERY_JOBS", auth.READ, ("SCHEDD",), "Job ads matching a constraint, projected."),
+    Command("QUERY_SCHEDD_HISTORY", auth.READ, ("SCHEDD",), "Ads of jobs that left the queue, newest first, "
+            "streamed."),
     Command("ACT_ON_JOBS", auth.WRITE, ("SCHEDD",), "Remove, hold or release jobs (owner-checked)."),
     Command("SET_ATTRIBUTES", auth.WRITE, ("SCHEDD",), "Set attributes of jobs in one transaction (qedit)."),
     Command("NEGOTIATE", auth.NEGOTIATOR, ("SCHEDD",), "Resource requests of one submitter."),
