@@ -26,7 +26,7 @@ _VALUED: dict[str, tuple[str, str]] = {
 _SWITCHES: dict[str, tuple[str, object]] = {
     "-f": ("foreground", True), "-suppress_notification": ("suppress_notification", True),
     "-dont_suppress_notification": ("suppress_notification", False),
-    "-dorecov": ("do_recovery", True), "-force": ("force", True), "-usedagdir": ("use_dag_dir", True),
+    "-dorecov": ("do_recovery", True), "-dorecovery": ("do_recovery", True), "-force": ("force", True), "-usedagdir": ("use_dag_dir", True),
     "-allowversionmismatch": ("allow_version_mismatch", True), "-import_env": ("import_env", True),
     "-verbose": ("verbose", True), "-dontalwaysrunpost": ("always_run_post", False),
     "-alwaysrunpost": ("always_run_post", True), "-no_submit": ("no_submit", True),

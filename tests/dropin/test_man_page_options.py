@@ -20,7 +20,13 @@ def _outcome(tool: str, option: str) -> tuple[str, str]:
     """("accepted" | "refused" | "bad", the message) for ``tool option``: accepted when htcd's
     parser of that tool resolves the option (HTCondor's prefix and -/_ rules) to one of its own."""
     words = list(CONDOR_NAMES[tool])
+    if words[0] == "dagman":  # condor_dagman reads its own (case-insensitive) arguments
+        return _dagman_outcome(option)
     parser, _ = build_parser(words[0], tool)
+    if words[0] == "submit_dag":  # condor_submit_dag's flags are case-insensitive: main lowers them first
+        from htcd.cli.submit_dag import normalize_argv
+
+        option = normalize_argv(["submit_dag", option])[1]
     sub = parser.chosen
     assert sub is not None
     err = io.StringIO()
@@ -35,6 +41,26 @@ def _outcome(tool: str, option: str) -> tuple[str, str]:
     if f"{tool}'s option" in msg and "not implemented by htcd" in msg and "unrecognized" not in msg:
         return "refused", msg
     return "bad", msg
+
+
+def _dagman_outcome(option: str) -> tuple[str, str]:
+    """condor_dagman's options go through htcd.dagrun.args: accepted when it takes the option
+    (with a value where the man page gives one), refused when it names the option in its refusal."""
+    from htcd.dagrun.args import parse_args
+    from htcd.errors import UserError
+
+    kind = condor_options("condor_dagman").get(option, "flag")
+    if option.lstrip("-").lower() in ("version", "help"):
+        return "accepted", ""  # answered by htcd.cli.main before the arguments are read
+    argv = [option, "1"] if kind == "value" else [option]
+    if option.lower() not in ("-dag",):
+        argv += ["-Dag", "x.dag"]
+    try:
+        parse_args(argv)
+    except UserError as exc:
+        msg = str(exc)
+        return ("refused" if option in msg else "bad"), msg
+    return "accepted", ""
 
 
 def test_the_table_covers_the_tools() -> None:
