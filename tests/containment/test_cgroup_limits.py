@@ -33,6 +33,8 @@ def limits_while_running(tmp: Path, execute: Path, cfg: str, cpus: int = 3, memo
     s = Starter(shell_job("touch ready; exec sleep 300", RequestCpus=1), "slot1_1@test", 1001, str(execute), vanilla(),
                 LOG, config=make_config(tmp, cfg), memory_mb=memory, machine_ad=slot_ad(cpus, memory))
 
+    paths: list[str] = []
+
     async def scenario() -> dict[str, int | None]:
         task = asyncio.ensure_future(s.run())
         await until(lambda: s.sandbox and os.path.exists(os.path.join(s.sandbox, "ready")), 30, "the job")
@@ -43,13 +45,14 @@ def limits_while_running(tmp: Path, execute: Path, cfg: str, cpus: int = 3, memo
                  "soft": "memory.high" if v2 else "memory.soft_limit_in_bytes", "low": "memory.low"}
         seen = {k: read_value(os.path.join(mem, f)) for k, f in files.items()}
         seen["weight"] = s.cgroup.cpu_weight() if s.cgroup.has_cpu() else None
-        paths = list(s.cgroup.paths.values())
+        paths.extend(s.cgroup.paths.values())
         s.kill()
         await asyncio.wait_for(task, 30)
-        assert not [p for p in paths if os.path.exists(p)], "the job's cgroup is left after its end"
         return seen
 
-    return asyncio.run(scenario())
+    seen = asyncio.run(scenario())
+    assert paths and not [p for p in paths if os.path.exists(p)], "the job's cgroup is left after its end"
+    return seen
 
 
 def test_hard_policy_limits_at_the_slot_and_weights_by_cpus(pool_dir: Path, execute_dir: Path) -> None:
