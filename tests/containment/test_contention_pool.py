@@ -43,7 +43,7 @@ def test_cpu_shares_follow_request_cpus_and_groups_go(make_pool, execute_dir: Pa
     os.chmod(shared, 0o777)
     (pool.jobs_dir / "hog.py").write_text(HOG)
     os.chmod(pool.jobs_dir / "hog.py", 0o755)
-    common = f"executable = hog.py\nrequest_memory = 64M\nshould_transfer_files = YES\n"
+    common = "executable = hog.py\nrequest_memory = 64M\nshould_transfer_files = YES\n"
     pool.submit(common + f"arguments = {shared} one\nrequest_cpus = 1\nqueue\n", "one.sub")
     pool.submit(common + f"arguments = {shared} three\nrequest_cpus = 3\nqueue\n", "three.sub")
     wait_for(lambda: (shared / "one").exists() and (shared / "three").exists(), 90, "both jobs to run")
