@@ -266,6 +266,7 @@ class JobLifecycle:
             job.proc.pop("ExitSignal", None)
         else:  # an earlier run's exit code must not decide this run's OnExitRemove
             attrs["ExitSignal"] = int(sig)
+            attrs["JobCoreDumped"] = bool(result.get("core_file"))
             job.proc.pop("ExitCode", None)
         rss = attrs["ResidentSetSize"]
         if rss:
@@ -282,7 +283,8 @@ class JobLifecycle:
         self.schedd.events.event(job, userlog.terminated(
             job.cluster_id, job.proc_id, exit_code=result.get("exit_code"), signal=sig,
             user_cpu=attrs["RemoteUserCpu"], sys_cpu=attrs["RemoteSysCpu"], sent=bytes_sent,
-            received=bytes_received, usage=usage, request=request, allocated=self.schedd.allocated.pop(job.id, {})))
+            received=bytes_received, core_file=str(result.get("core_file") or ""), usage=usage, request=request,
+            allocated=self.schedd.allocated.pop(job.id, {})))
         outcome = periodic.on_exit(job)
         if outcome == "hold":
             self.hold(job, "The job attribute OnExitHold expression evaluated to TRUE",
