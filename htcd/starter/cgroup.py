@@ -77,6 +77,13 @@ def available(base: str, log_problem: Callable[[str], object] | None = None) -> 
     if base in _probed:
         return _probed[base]
     layout = detect()
+    if layout is not None and "cpu" in layout.mounts:  # the CPU weight is optional: without it, no weight
+        try:
+            os.makedirs(os.path.join(layout.mounts["cpu"], base), exist_ok=True)
+        except OSError as exc:
+            if log_problem is not None:
+                log_problem(f"the cpu cgroup hierarchy is not usable ({exc.strerror or exc}): jobs get no CPU weight")
+            layout = Layout(1, {c: m for c, m in layout.mounts.items() if c != "cpu"})
     if layout is not None:
         try:
             for mount in layout.mounts.values():
@@ -106,8 +113,13 @@ def _enable_controllers(mount: str, base: str) -> None:
             offered = f.read().split()
         for controller in ("memory", "cpu"):
             if controller not in on and controller in offered:
-                with open(control, "w") as f:
-                    f.write(f"+{controller}")
+                try:
+                    with open(control, "w") as f:
+                        f.write(f"+{controller}")
+                except OSError:
+                    if controller == "memory":
+                        raise
+                    break  # no CPU weight then (the kernel refuses cpu, e.g. with realtime tasks about)
         if part:
             path = os.path.join(path, part)
 
