@@ -27,6 +27,7 @@ POLL = 0.1  # seconds between looks at a log that has no new event yet
 _HEADER = re.compile(
     r"(\d{3}) \((-?\d+)\.(-?\d+)\.(-?\d+)\) (\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)? ?(.*)")
 _USAGE = re.compile(r"(Usr \d+ \d\d:\d\d:\d\d, Sys \d+ \d\d:\d\d:\d\d)\s+-\s+(Run|Total) (Remote|Local) Usage")
+_TABLE = re.compile(r"Partitionable Resources :|\s*\w[\w ()]*?\s+:(\s+\S+){0,3}\s*$")  # its heading and rows
 _BYTES = re.compile(r"(-?[\d.]+)\s+-\s+(Run|Total) Bytes (Sent|Received) By Job")
 _SIZE = re.compile(r"(-?\d+)\s+-\s+(MemoryUsage|ResidentSetSize|ProportionalSetSizeKb) of job")
 _HOLD_CODE = re.compile(r"Code (-?\d+) Subcode (-?\d+)")
@@ -138,7 +139,7 @@ def _body_attrs(kind: int, text: str, lines: list[str], ad: ClassAd, where: str)
                 ad[f"{m.group(2)}{m.group(3)}Usage"] = m.group(1)
             elif m := _BYTES.match(b):
                 ad[("Total" if m.group(2) == "Total" else "") + m.group(3) + "Bytes"] = float(m.group(1))
-            elif kind == 4 and b and not b.startswith("("):
+            elif kind == 4 and b and not b.startswith("(") and not _TABLE.match(b):
                 ad["Reason"] = b  # why the job was evicted, after the figures
     elif kind == 22:
         ad["EventDescription"] = text

@@ -40,6 +40,16 @@ def forget_claim(job: Job) -> bool:
     return had
 
 
+def _run_resources(job: Job, now: int) -> tuple[dict[str, object], dict[str, object]]:
+    """The usage and request columns of an evicted event's Partitionable Resources table: the
+    run's average CPUs (its CPU time over its wall time), its disk and memory usage."""
+    wall = now - int(job.get("JobCurrentStartDate", now) or now)
+    cpu = float(job.get("RemoteUserCpu", 0) or 0) + float(job.get("RemoteSysCpu", 0) or 0)
+    usage = {"Cpus": round(cpu / wall, 2) if wall > 0 else 0.0, "Disk": job.get("DiskUsage"),
+             "Memory": job.get("MemoryUsage")}
+    return usage, {k: job.get(f"Request{k}") for k in ("Cpus", "Disk", "Memory")}
+
+
 def _uncommitted(job: Job, now: int) -> int:
     """Seconds of the current run not committed yet: since its start or its last checkpoint."""
     since = max(int(job.get("JobLastCheckpointTime", 0) or 0), int(job.get("JobCurrentStartDate", 0) or 0))
@@ -256,6 +266,7 @@ class JobLifecycle:
             job.proc.pop("ExitSignal", None)
         else:  # an earlier run's exit code must not decide this run's OnExitRemove
             attrs["ExitSignal"] = int(sig)
+            attrs["JobCoreDumped"] = bool(result.get("core_file"))
             job.proc.pop("ExitCode", None)
         rss = attrs["ResidentSetSize"]
         if rss:
@@ -272,7 +283,8 @@ class JobLifecycle:
         self.schedd.events.event(job, userlog.terminated(
             job.cluster_id, job.proc_id, exit_code=result.get("exit_code"), signal=sig,
             user_cpu=attrs["RemoteUserCpu"], sys_cpu=attrs["RemoteSysCpu"], sent=bytes_sent,
-            received=bytes_received, usage=usage, request=request, allocated=self.schedd.allocated.pop(job.id, {})))
+            received=bytes_received, core_file=str(result.get("core_file") or ""), usage=usage, request=request,
+            allocated=self.schedd.allocated.pop(job.id, {})))
         outcome = periodic.on_exit(job)
         if outcome == "hold":
             self.hold(job, "The job attribute OnExitHold expression evaluated to TRUE",
@@ -311,18 +323,21 @@ class JobLifecycle:
         """The job's run ended without an exit (evicted, vacated, lost): back to idle, or finish a
         pending removal; ``event``: the evicted event (004)."""
         self.schedd.shadows.pop(job.id, None)
-        self.schedd.allocated.pop(job.id, None)
+        allocated = self.schedd.allocated.pop(job.id, None)
         job.matched = False
         if job.removing:
             self.finish_removal(job)
             return
         if job.status == RUNNING:
-            self.schedd.set_status(job, IDLE, LastVacateTime=int(time.time()))
+            now = int(time.time())
+            usage, request = _run_resources(job, now)  # before the run's start is forgotten
+            self.schedd.set_status(job, IDLE, LastVacateTime=now)
             forget_claim(job)
             machineattrs.rotate(job)
             self.schedd.store.persist(job)
             if event:
-                self.schedd.events.event(job, userlog.evicted(job.cluster_id, job.proc_id, why))
+                self.schedd.events.event(job, userlog.evicted(job.cluster_id, job.proc_id, why, usage=usage,
+                                                              request=request, allocated=allocated or {}))
         self.schedd.negotiation.reschedule()
 
     def job_vacated(self, job: Job) -> None:

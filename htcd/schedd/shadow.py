@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -33,11 +34,15 @@ if TYPE_CHECKING:
 # HTCondor's shadow exit codes (the schedd's view of how a job's run ended)
 JOB_EXITED = 100
 JOB_KILLED = 102  # removed while running (htcd rm)
+JOB_COREDUMPED = 103  # killed by a signal, and a core file came back with the output
 JOB_SHOULD_REQUEUE = 107  # evicted, vacated, lost: back to idle
 JOB_NOT_STARTED = 108  # the claim could not be activated
 JOB_SHOULD_HOLD = 112
 JOB_SHOULD_REMOVE = 113  # removed by policy (periodic_remove) while running
+JOB_MISSED_DEFERRAL_TIME = 114  # the job could not start within its deferral window: held
 JOB_EXITED_AND_CLAIM_CLOSING = 115
+HOLD_MISSED_DEFERRAL = 20  # HoldReasonCode MissedDeferredExecutionTime, which the starter sends
+CORE_FILE = re.compile(r"core(\.\d+)?")  # what the kernel names a core dump in the job's directory
 RECONNECT_RETRY = 2.0  # seconds between attempts to reach a startd that does not answer
 DISCONNECTED = "Socket between submit and execute hosts closed unexpectedly"
 
@@ -299,10 +304,10 @@ class Shadow:
         if result.get("hold_reason"):
             reason = str(result["hold_reason"])
             self.log.info("(%s) Job %s going into Hold state: %s", job.id_text, job.id_text, reason)
-            schedd.hold(job, reason, code=int(result.get("hold_code") or 0),
-                        subcode=int(result.get("hold_subcode") or 0))
+            code = int(result.get("hold_code") or 0)
+            schedd.hold(job, reason, code=code, subcode=int(result.get("hold_subcode") or 0))
             schedd.job_vacated(job)
-            self._exit(job, JOB_SHOULD_HOLD)
+            self._exit(job, JOB_MISSED_DEFERRAL_TIME if code == HOLD_MISSED_DEFERRAL else JOB_SHOULD_HOLD)
             return False
         if evicted:
             await self._keep_evicted_output(job, result)
@@ -322,13 +327,17 @@ class Shadow:
             self._exit(job, JOB_SHOULD_HOLD)
             return not closing
         sig = result.get("signal")
-        self.log.info("(%s) Job %s terminated: %s", job.id_text, job.id_text,
-                      f"killed by signal {sig}" if sig is not None else f"exited with status {result.get('exit_code')}")
+        core = _core_file(job, result) if sig is not None else ""
+        if core:
+            result["core_file"] = core
+        self.log.info("(%s) Job %s terminated: %s%s", job.id_text, job.id_text,
+                      f"killed by signal {sig}" if sig is not None else f"exited with status {result.get('exit_code')}",
+                      f", core file {core}" if core else "")
         received = entries.size(files) + int(result.get("url_bytes") or 0)
         job.set(BytesSent=float(job.get("BytesSent", 0) or 0) + sent,  # over all runs, as HTCondor counts
                 BytesRecvd=float(job.get("BytesRecvd", 0) or 0) + received)
         schedd.job_exited(job, result, bytes_received=received, bytes_sent=sent)
-        code = JOB_EXITED_AND_CLAIM_CLOSING if closing else JOB_EXITED
+        code = JOB_COREDUMPED if core else JOB_EXITED_AND_CLAIM_CLOSING if closing else JOB_EXITED
         self.log.info("(%s) Reporting job exit reason %d and attempting to fetch new job.", job.id_text, code)
         self._exit(job, code)
         return not closing
@@ -467,3 +476,15 @@ class Shadow:
 
 def fits(job: Job, slot_ad: ClassAd) -> bool:
     return symmetric_match(job.ad, slot_ad)
+
+
+def _core_file(job: Job, result: dict[str, Any]) -> str:
+    """Where the core file of a job killed by a signal was written (its output, in the Iwd), or ""."""
+    try:
+        targets = shadow_side.output_targets(job.get, result)
+    except TransferError:
+        return ""
+    for path, entry in targets:
+        if not entry.get("dir") and CORE_FILE.fullmatch(os.path.basename(path)):
+            return path
+    return ""

@@ -138,13 +138,19 @@ def released(cluster: int, proc: int, reason: str, when: float | None = None) ->
 
 
 def evicted(cluster: int, proc: int, reason: str = "", *, user_cpu: float = 0.0, sys_cpu: float = 0.0,
-            sent: int = 0, received: int = 0, when: float | None = None) -> str:
-    """Job evicted (not checkpointed), with this run's usage and bytes; ``reason`` on its own line."""
+            sent: int = 0, received: int = 0, usage: Mapping[str, object] | None = None,
+            request: Mapping[str, object] | None = None, allocated: Mapping[str, object] | None = None,
+            when: float | None = None) -> str:
+    """Job evicted (not checkpointed), with this run's usage and bytes; ``reason`` on its own line,
+    then, as HTCondor writes it after the reason, the Partitionable Resources table (when
+    ``request`` or ``allocated`` is given)."""
     why = f"\t{_one_line(reason)}\n" if reason.strip() else ""
-    return (_header(EVICTED, cluster, proc, when) + "Job was evicted.\n\t(0) Job was not checkpointed.\n"
+    text = (_header(EVICTED, cluster, proc, when) + "Job was evicted.\n\t(0) Job was not checkpointed.\n"
             + _usage_line(user_cpu, sys_cpu, "Run Remote Usage") + _usage_line(0, 0, "Run Local Usage")
-            + f"\t{sent}  -  Run Bytes Sent By Job\n\t{received}  -  Run Bytes Received By Job\n"
-            + why + "...\n")
+            + f"\t{sent}  -  Run Bytes Sent By Job\n\t{received}  -  Run Bytes Received By Job\n" + why)
+    if request is not None or allocated is not None:
+        text += resources_table(usage or {}, request or {}, allocated or {})
+    return text + "...\n"
 
 
 def disconnected(cluster: int, proc: int, reason: str, startd_name: str, startd_addr: str,

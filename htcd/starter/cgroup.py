@@ -1,8 +1,10 @@
 """Per-job control groups: the job's processes, memory limit, usage and freezing, v2 or v1.
 
 A job's group is ``<BASE_CGROUP>/<sandbox name>`` under the hierarchy root: cgroup v2 when its
-mount offers the memory controller, else the v1 ``memory`` hierarchy (with ``freezer`` and
-``cpuacct`` beside it when mounted).  What works is probed once per process by making the base
+mount offers the memory controller, else the v1 ``memory`` hierarchy (with ``freezer``,
+``cpuacct`` and ``cpu`` beside it when mounted).  The group carries the job's memory limits and
+its CPU weight (100 per CPU of the slot, as HTCondor's cpu.shares / cpu.weight), so jobs on one
+machine share contended CPUs in proportion to the CPUs they were given.  What works is probed once per process by making the base
 group; when nothing works (no cgroupfs, a container without write access) the starter falls
 back to following the process tree by itself.  The job's first process joins its group before
 it executes the job (it writes itself into ``cgroup.procs`` files the starter opened), so every
@@ -13,13 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
+import re
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+from htcd.classad import ClassAd
+from htcd.classad.expr import parse_expr
+from htcd.classad.parser import ClassAdSyntaxError
 
 MOUNTS = "/proc/self/mounts"
-_V1_CONTROLLERS = ("memory", "freezer", "cpuacct")
+_V1_CONTROLLERS = ("memory", "freezer", "cpuacct", "cpu")
+CPU_WEIGHT_PER_CPU = 100  # HTCondor: the slot's Cpus times 100
 
 
 @dataclass(frozen=True)
@@ -67,12 +77,19 @@ def available(base: str, log_problem: Callable[[str], object] | None = None) -> 
     if base in _probed:
         return _probed[base]
     layout = detect()
+    if layout is not None and "cpu" in layout.mounts:  # the CPU weight is optional: without it, no weight
+        try:
+            os.makedirs(os.path.join(layout.mounts["cpu"], base), exist_ok=True)
+        except OSError as exc:
+            if log_problem is not None:
+                log_problem(f"the cpu cgroup hierarchy is not usable ({exc.strerror or exc}): jobs get no CPU weight")
+            layout = Layout(1, {c: m for c, m in layout.mounts.items() if c != "cpu"})
     if layout is not None:
         try:
             for mount in layout.mounts.values():
                 os.makedirs(os.path.join(mount, base), exist_ok=True)
             if layout.version == 2:
-                _enable_memory(layout.mounts[""], base)
+                _enable_controllers(layout.mounts[""], base)
         except OSError as exc:
             if log_problem is not None:
                 log_problem(f"cgroups are not usable here ({exc.strerror or exc}): "
@@ -84,17 +101,27 @@ def available(base: str, log_problem: Callable[[str], object] | None = None) -> 
     return layout
 
 
-def _enable_memory(mount: str, base: str) -> None:
-    """v2 delegates a controller level by level: turn memory on from the root down to ``base``."""
+def _enable_controllers(mount: str, base: str) -> None:
+    """v2 delegates a controller level by level: turn memory (and cpu, when the kernel offers it)
+    on from the root down to ``base`` and in ``base`` itself, for the job groups below it."""
     path = mount
-    for part in [p for p in base.split("/") if p]:
+    for part in [*(p for p in base.split("/") if p), ""]:
         control = os.path.join(path, "cgroup.subtree_control")
         with open(control) as f:
             on = f.read().split()
-        if "memory" not in on:
-            with open(control, "w") as f:
-                f.write("+memory")
-        path = os.path.join(path, part)
+        with open(os.path.join(path, "cgroup.controllers")) as f:
+            offered = f.read().split()
+        for controller in ("memory", "cpu"):
+            if controller not in on and controller in offered:
+                try:
+                    with open(control, "w") as f:
+                        f.write(f"+{controller}")
+                except OSError:
+                    if controller == "memory":
+                        raise
+                    break  # no CPU weight then (the kernel refuses cpu, e.g. with realtime tasks about)
+        if part:
+            path = os.path.join(path, part)
 
 
 def _read(path: str) -> str:
@@ -143,9 +170,11 @@ class JobCgroup:
         for path in self.paths.values():
             os.makedirs(path, exist_ok=True)
 
-    def set_memory(self, hard_mb: int | None, soft_mb: int | None, no_swap: bool) -> None:
-        """Apply the limits (MB); None leaves one unset."""
+    def set_memory(self, hard_mb: int | None, soft_mb: int | None, no_swap: bool, low_mb: int | None = None) -> None:
+        """Apply the limits (MB); None leaves one unset.  ``low_mb`` is v2's memory.low (v1 has none)."""
         v2 = self.layout.version == 2
+        if low_mb and v2:
+            _write(self._file("memory", "memory.low"), str(low_mb * 1024 * 1024))
         if hard_mb:
             self.limit_bytes = hard_mb * 1024 * 1024
             _write(self._file("memory", "memory.max" if v2 else "memory.limit_in_bytes"), str(self.limit_bytes))
@@ -156,6 +185,29 @@ class JobCgroup:
         if soft_mb:
             _write(self._file("memory", "memory.high" if v2 else "memory.soft_limit_in_bytes"),
                    str(soft_mb * 1024 * 1024))
+
+    def has_cpu(self) -> bool:
+        """Can this group carry a CPU weight (v1 ``cpu`` mounted; v2 ``cpu`` delegated)?"""
+        if self.layout.version == 2:
+            return os.path.exists(self._file("", "cpu.weight"))
+        return "cpu" in self.paths
+
+    def set_cpu_weight(self, cpus: float) -> int:
+        """The group's share of contended CPU: ``cpus`` times 100 (v1 cpu.shares, v2 cpu.weight,
+        whose range is 1..10000); the value written."""
+        if self.layout.version == 2:
+            weight = max(1, min(10000, round(cpus * CPU_WEIGHT_PER_CPU)))
+            _write(self._file("", "cpu.weight"), str(weight))
+        else:
+            weight = max(2, round(cpus * CPU_WEIGHT_PER_CPU))
+            _write(self._file("cpu", "cpu.shares"), str(weight))
+        return weight
+
+    def cpu_weight(self) -> int:
+        name = ("", "cpu.weight") if self.layout.version == 2 else ("cpu", "cpu.shares")
+        with contextlib.suppress(OSError, ValueError):
+            return int(_read(self._file(*name)).strip())
+        return 0
 
     def open_joins(self) -> list[int]:
         """Open ``cgroup.procs`` of each hierarchy for the job's first process to write itself into
@@ -272,3 +324,111 @@ class JobCgroup:
                     raise
                 done = False
         return done
+
+
+
+_JOB_GROUP = re.compile(r"dir_(\d+)_\d+_\d+")  # a sandbox's name: dir_<startd pid>_<slot id>_<ns>
+
+
+def sweep_stale(paths: dict[str, str], log: logging.Logger | None = None) -> int:
+    """Remove the empty job groups beside the job group at ``paths`` whose startd is gone (one
+    killed, or stopped before its jobs' groups emptied, leaves them with no one to remove them);
+    how many were removed.  Groups of a running startd, and groups still holding processes, stay."""
+    removed = 0
+    for path in paths.values():
+        parent = os.path.dirname(path)
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            m = _JOB_GROUP.fullmatch(name)
+            if m is None or int(m.group(1)) == os.getpid() or _pid_exists(int(m.group(1))):
+                continue
+            try:
+                os.rmdir(os.path.join(parent, name))
+            except OSError:  # still has processes (EBUSY), or removed meanwhile
+                continue
+            removed += 1
+            if log is not None:
+                log.info("removed the empty cgroup %s its startd (pid %s) left", os.path.join(parent, name), m.group(1))
+    return removed
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+MEMORY_POLICIES = ("hard", "soft", "none", "custom")
+
+
+def apply_policy(group: JobCgroup, config: Any, job: ClassAd, machine: ClassAd | None, limit_mb: int,
+                 log: logging.Logger) -> None:
+    """The job's CPU weight and memory limits, as HTCondor's starter sets them.
+
+    CPU: the slot's Cpus (else RequestCpus) times 100.  Memory (CGROUP_MEMORY_LIMIT_POLICY,
+    ``limit_mb`` is the slot's Memory): ``hard`` = hard limit at the slot size (v1 also a soft
+    limit at 90% of it); ``soft`` = soft limit at the slot size, hard limit at the whole machine's
+    memory; ``custom`` = hard limit from CGROUP_HARD_MEMORY_LIMIT_EXPR; ``none`` = no limit.
+    CGROUP_LOW_MEMORY_LIMIT sets memory.low (v2).  Expressions are evaluated with the slot as MY
+    and the job as TARGET; their numbers are megabytes, like the Memory they are written from."""
+    def knob(name: str, default: str = "") -> str:
+        return str(config.get(name, default) or default) if config is not None else default
+
+    cpus = _number(machine.eval("Cpus")) if machine is not None else None
+    cpus = cpus or _number(job.eval("RequestCpus")) or 1
+    if group.has_cpu():
+        log.info("cgroup %s: CPU weight %d (%g cpus)", group.rel, group.set_cpu_weight(cpus), cpus)
+    policy = knob("CGROUP_MEMORY_LIMIT_POLICY", "hard").strip().lower()
+    if policy not in MEMORY_POLICIES:
+        log.error("CGROUP_MEMORY_LIMIT_POLICY = %s is not hard, soft, custom or none: using hard", policy)
+        policy = "hard"
+    no_swap = config is None or config.get_bool("DISABLE_SWAP_FOR_JOB", True)
+    hard: int | None = None
+    soft: int | None = None
+    if policy == "hard" and limit_mb > 0:
+        hard = limit_mb
+        soft = limit_mb * 9 // 10 if group.layout.version == 1 else None
+    elif policy == "soft" and limit_mb > 0:
+        soft = limit_mb
+        whole = _number(machine.eval("TotalMemory")) if machine is not None else None
+        hard = int(whole) if whole and whole > limit_mb else None
+    elif policy == "custom":
+        hard = _limit_from(knob("CGROUP_HARD_MEMORY_LIMIT_EXPR"), "CGROUP_HARD_MEMORY_LIMIT_EXPR", machine, job, log)
+        if hard is None:
+            log.error("CGROUP_MEMORY_LIMIT_POLICY = custom without a usable CGROUP_HARD_MEMORY_LIMIT_EXPR: "
+                      "the job's cgroup has no hard memory limit")
+    low = _limit_from(knob("CGROUP_LOW_MEMORY_LIMIT"), "CGROUP_LOW_MEMORY_LIMIT", machine, job, log)
+    if low is not None and group.layout.version == 1:
+        log.warning("CGROUP_LOW_MEMORY_LIMIT: cgroup v1 has no memory.low; not set")
+        low = None
+    group.set_memory(hard, soft, no_swap, low)
+    if hard or soft or low:
+        log.info("cgroup %s: memory policy %s: hard %s MB, soft %s MB, low %s MB", group.rel, policy, hard, soft, low)
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _limit_from(text: str, knob: str, machine: ClassAd | None, job: ClassAd, log: logging.Logger) -> int | None:
+    """A knob's ClassAd expression as megabytes (None when unset, or not a positive number: logged)."""
+    if not text.strip():
+        return None
+    try:
+        value = parse_expr(text).eval(machine if machine is not None else ClassAd(), job)
+    except ClassAdSyntaxError as exc:
+        log.error("%s = %s cannot be parsed (%s): not used", knob, text, exc)
+        return None
+    number = _number(value)
+    if number is None or number <= 0:
+        log.error("%s = %s evaluates to %r, not a positive number of megabytes: not used", knob, text, value)
+        return None
+    return int(number)

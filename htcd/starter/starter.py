@@ -44,6 +44,7 @@ __all__ = ["Starter", "StarterError", "clean_orphans"]
 STDOUT = "_condor_stdout"
 STDERR = "_condor_stderr"
 HOLD_OUT_OF_RESOURCES = 34  # HoldReasonCode JobOutOfResources: over the memory limit
+HOLD_SUBCODE_MEMORY = 102  # its subcode: the resource exceeded was memory (HTCondor's hold table)
 HOLD_MISSED_DEFERRAL = 20  # HoldReasonCode MissedDeferredExecutionTime
 MISSED_DEFERRAL = "Job missed deferred execution time"  # HTCondor's hold reason, word for word
 THREAD_VARS = ("CUBACORES GOMAXPROCS JULIA_NUM_THREADS MKL_NUM_THREADS NUMEXPR_NUM_THREADS OMP_NUM_THREADS "
@@ -165,7 +166,7 @@ class Starter:
         return env
 
     def _make_cgroup(self, limit_mb: int) -> list[int]:
-        """The job's cgroup with its memory limit (CGROUP_MEMORY_LIMIT_POLICY); the open
+        """The job's cgroup with its CPU weight and memory limits (cgroup.apply_policy); the open
         cgroup.procs files the job's first process joins through ([] without a cgroup)."""
         base = self.config.get("BASE_CGROUP") if self.config is not None else "htcd"  # set empty: none
         if not base or os.geteuid() != 0:
@@ -176,14 +177,7 @@ class Starter:
         group = cgroups.JobCgroup(layout, base.strip("/"), os.path.basename(self.sandbox))
         try:
             group.create()
-            policy = (self._knob("CGROUP_MEMORY_LIMIT_POLICY", "hard") or "hard").lower()
-            if policy not in ("hard", "soft", "none"):
-                self.log.error("CGROUP_MEMORY_LIMIT_POLICY = %s is not hard, soft or none: using hard", policy)
-                policy = "hard"
-            no_swap = self.config is None or self.config.get_bool("DISABLE_SWAP_FOR_JOB", True)
-            if limit_mb > 0 and policy != "none":
-                group.set_memory(limit_mb if policy == "hard" else None, limit_mb if policy == "soft" else None,
-                                 no_swap)
+            cgroups.apply_policy(group, self.config, self.job_ad, self.machine_ad, limit_mb, self.log)
             fds = group.open_joins()
         except OSError as exc:
             self.log.warning("cannot set up the job's cgroup %s (%s): following its processes without it",
@@ -500,7 +494,7 @@ class Starter:
         reason = (f"Job has gone over {what} of {limit_mb} megabytes. Last measured usage: {used} megabytes.  "
                   "Consider resubmitting with a higher request_memory.")
         self.log.info("Job was held due to OOM event: %s", reason)
-        self.hold = (reason, HOLD_OUT_OF_RESOURCES, 0)
+        self.hold = (reason, HOLD_OUT_OF_RESOURCES, HOLD_SUBCODE_MEMORY)
         self.kill()
 
     def _result(self, status: ExitStatus, before: set[str], start: float) -> dict[str, Any]:
@@ -672,6 +666,7 @@ class Starter:
         assert self.cgroup is not None
         try:
             if self.cgroup.remove():
+                cgroups.sweep_stale(self.cgroup.paths, self.log)
                 return True
         except OSError as exc:
             self.log.warning("cannot remove cgroup %s: %s", self.cgroup.rel, exc)

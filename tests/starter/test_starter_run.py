@@ -102,7 +102,7 @@ def test_hard_cgroup_limit_holds_the_job(pool_dir: Path) -> None:
     s = starter(pool_dir, shell_job(ALLOC), "STARTER_UPDATE_INTERVAL = 1\nSTARTER_INITIAL_UPDATE_INTERVAL = 1\n",
                 memory_mb=64)
     result = asyncio.run(asyncio.wait_for(s.run(), 60))
-    assert result["hold_code"] == 34 and result["hold_subcode"] == 0
+    assert result["hold_code"] == 34 and result["hold_subcode"] == 102
     assert result["hold_reason"].startswith("Job has gone over cgroup memory limit of 64 megabytes. "
                                             "Last measured usage: ")
     assert result["hold_reason"].endswith("Consider resubmitting with a higher request_memory.")
