@@ -26,17 +26,15 @@ from typing import TypeVar
 from htcd import eventlog
 from htcd.client.schedd import ScheddClient
 from htcd.config import Config
+from htcd.dagman.condor_sub import SubmitDagOptions, write_condor_sub
+from htcd.dagman.dagman_out import status_table
+from htcd.dagman.jobstate import line as jobstate_line
 from htcd.dagman.macros import ScriptValues, expand_script_arguments
 from htcd.dagman.model import Dag, Node, NodeKind, Script
 from htcd.dagman.runstate import DagRun, DagStatus, NodeRun, NodeStatus
+from htcd.dagman.settings import DagmanSettings
+from htcd.dagman.statusfile import node_status_text
 from htcd.dagrun import files
-from htcd.dagrun._interim import (
-    DagmanSettings,
-    jobstate_line,
-    node_status_text,
-    status_table,
-    write_condor_sub,
-)
 from htcd.dagrun.journal import Journal, JournalState
 from htcd.dagrun.nodejobs import JobContext, NodeJobs
 from htcd.dagrun.outfile import DagmanOut
@@ -56,6 +54,18 @@ ULOG_NAMES = {0: "ULOG_SUBMIT", 1: "ULOG_EXECUTE", 2: "ULOG_EXECUTABLE_ERROR", 4
               5: "ULOG_JOB_TERMINATED", 6: "ULOG_IMAGE_SIZE", 7: "ULOG_SHADOW_EXCEPTION",
               9: "ULOG_JOB_ABORTED", 12: "ULOG_JOB_HELD", 13: "ULOG_JOB_RELEASED",
               22: "ULOG_JOB_DISCONNECTED", 23: "ULOG_JOB_RECONNECTED"}
+
+
+def _max_jobstate_seq(path: str) -> int:
+    """The largest sequence number in an existing jobstate log (0: none, or no file)."""
+    from htcd.dagman.jobstate import parse_line
+
+    top = 0
+    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as f:
+        for text in f:
+            with contextlib.suppress(ValueError):
+                top = max(top, parse_line(text.rstrip("\n")).sequence or 0)
+    return top
 
 
 def _script_path(exe: str, directory: str) -> str:
@@ -116,7 +126,10 @@ class Engine:
         self.follower = eventlog.LogFollower(paths.nodes_log)
         self.client: ScheddClient | None = None
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedd-client")
-        self.jobstate_seq = 0
+        # HTCondor's numbering: a node's try takes the next number at its first jobstate line
+        # and keeps it; a retry takes a new one; a restart continues after the largest logged
+        self.jobstate_next_seq = _max_jobstate_seq(dag.jobstate_log) + 1 if recovering and dag.jobstate_log else 1
+        self.jobstate_seq: dict[str, int] = {}
         self.jobstate_fd = os.open(dag.jobstate_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) \
             if dag.jobstate_log else None
         self.next_status_file = 0.0
@@ -232,11 +245,13 @@ class Engine:
         self.out.line(f"Parsing {self.dag_file} ...")
         for w in d.warnings:
             self.out.line(str(w))
+        for w in self.settings.warnings:
+            self.out.line(str(w))
         self.out.line(f"Dag contains {len(d.nodes)} total nodes")
         for name, value in d.env_set:
             os.environ[name] = value
         self.out.line("Bootstrapping...")
-        self._jobstate("DAGMAN_STARTED", None, None, extra=self.run.dagman_job_id)
+        self._jobstate("DAGMAN_STARTED", None, self.run.dagman_job_id)
         for name, node in d.nodes.items():
             if node.done:
                 self.run.nodes[name].status = NodeStatus.DONE
@@ -490,7 +505,7 @@ class Engine:
             self._jobstate("PRE_SCRIPT_SUCCESS", node.name, None)
         else:
             self.out.line(f"PRE_Script of node {node.name} failed with status {rc}")
-            self._jobstate("PRE_SCRIPT_FAILURE", node.name, None, extra=str(rc))
+            self._jobstate("PRE_SCRIPT_FAILURE", node.name, None)
         if node.pre_skip is not None and rc == node.pre_skip:
             self.out.line(f"PRE_Script of node {node.name} exited with value {rc}, the PRE_SKIP value: "
                           "the node's job and POST script are skipped; the node succeeds")
@@ -522,6 +537,7 @@ class Engine:
             rc = await self._script(node, node.post)
         finally:
             self.post_running -= 1
+        self._jobstate("POST_SCRIPT_TERMINATED", node.name, self._job_text(node))
         self.journal.write("POST", node.name, run.retry, rc)
         await self._after_post(node, rc, self._job_return(node))
 
@@ -534,7 +550,7 @@ class Engine:
             self._jobstate("POST_SCRIPT_SUCCESS", node.name, self._job_text(node))
         else:
             self.out.line(f"POST Script of node {node.name} failed with status {rc}")
-            self._jobstate("POST_SCRIPT_FAILURE", node.name, self._job_text(node), extra=str(rc))
+            self._jobstate("POST_SCRIPT_FAILURE", node.name, self._job_text(node))
             self.run.nodes[node.name].status_details = "POST script failed"
         self._node_done(node, rc == 0, rc)
 
@@ -570,7 +586,8 @@ class Engine:
         if node.kind is NodeKind.SUBDAG and node.dag_file is not None:
             dag_path = os.path.join(self.jobs.node_dir(node), node.dag_file)
             if self.settings.generate_subdag_submits:
-                submit_file = os.path.basename(write_condor_sub(dag_path, None))
+                submit_file = os.path.basename(write_condor_sub(
+                    os.path.basename(dag_path), SubmitDagOptions(cwd=os.path.dirname(dag_path))))
         if node.kind is NodeKind.FINAL:
             node_vars_backup = list(node.vars)
             from htcd.dagman.model import Var
@@ -613,7 +630,7 @@ class Engine:
                         t.procs.setdefault(p, 1)
                     self.jobs_submitted += done.procs
                     self.out.line(f"\tassigned HTCondor ID ({done.cluster_id}.0.0)")
-                    self._jobstate("SUBMIT", node.name, f"{done.cluster_id}.0.0")
+                    self._jobstate("SUBMIT", node.name, f"{done.cluster_id}.0")
                     return
                 if self.client is not None:
                     self.client.close()
@@ -652,6 +669,7 @@ class Engine:
         t = self.track[node.name]
         run = self.run.nodes[node.name]
         job = f"{ev.cluster}.{ev.proc}.0"
+        jid = f"{ev.cluster}.{ev.proc}"  # the jobstate log's condorID
         label = ULOG_NAMES.get(ev.type, f"ULOG_{ev.type:03d}")
         self.out.line(f"Event: {label} for HTCondor Node {node.name} ({job}) "
                       f"{{{time.strftime('%m/%d/%y %H:%M:%S', time.localtime(ev.timestamp))}}}")
@@ -661,22 +679,22 @@ class Engine:
         attrs = ev.attrs()
         if ev.type == eventlog.SUBMIT:
             t.procs[ev.proc] = 1
-            self._jobstate("SUBMIT", node.name, job) if ev.proc > 0 else None
+            self._jobstate("SUBMIT", node.name, jid) if ev.proc > 0 else None
         elif ev.type == eventlog.EXECUTE:
             t.procs[ev.proc] = 2
-            self._jobstate("EXECUTE", node.name, job)
+            self._jobstate("EXECUTE", node.name, jid)
         elif ev.type in (eventlog.EVICTED, eventlog.SHADOW_EXCEPTION, eventlog.RECONNECT_FAILED):
             t.procs[ev.proc] = 1
         elif ev.type == eventlog.HELD:
             t.procs[ev.proc] = 5
             run.hold_reason = str(attrs.get("HoldReason", ""))
             self.out.line(f"Node {node.name} job proc ({job}) held: {run.hold_reason}")
-            self._jobstate("JOB_HELD", node.name, job)
+            self._jobstate("JOB_HELD", node.name, jid)
             if node.hold is not None:
                 self._spawn(self._script(node, node.hold))
         elif ev.type == eventlog.RELEASED:
             t.procs[ev.proc] = 1
-            self._jobstate("JOB_RELEASED", node.name, job)
+            self._jobstate("JOB_RELEASED", node.name, jid)
         elif ev.type == eventlog.TERMINATED:
             t.procs[ev.proc] = 4
             if "TerminatedBySignal" in attrs:
@@ -689,15 +707,15 @@ class Engine:
                     self.out.line(f"Node {node.name} job proc ({job}) completed successfully.")
                 else:
                     self.out.line(f"Node {node.name} job proc ({job}) failed with status {code}.")
-            self._jobstate("JOB_TERMINATED", node.name, job)
-            self._jobstate("JOB_SUCCESS" if code == 0 else "JOB_FAILURE", node.name, job, extra=str(code))
+            self._jobstate("JOB_TERMINATED", node.name, jid)
+            self._jobstate("JOB_SUCCESS" if code == 0 else "JOB_FAILURE", node.name, str(code))
             if code != 0:
                 self._proc_failed(node, code)
         elif ev.type == eventlog.ABORTED:
             t.procs[ev.proc] = 3
             t.aborted += 1
             self.out.line(f"Node {node.name} job proc ({job}) was removed")
-            self._jobstate("JOB_ABORTED", node.name, job)
+            self._jobstate("JOB_ABORTED", node.name, jid)
             self._proc_failed(node, JOB_ABORTED)
         self._update_counts(node)
         if t.procs and all(s in (3, 4) for s in t.procs.values()) and len(t.procs) >= run.procs_submitted:
@@ -734,7 +752,7 @@ class Engine:
 
     def _job_text(self, node: Node) -> str | None:
         cluster = self.run.nodes[node.name].cluster
-        return f"{cluster}.0.0" if cluster is not None and cluster >= 0 else None
+        return f"{cluster}.0" if cluster is not None and cluster >= 0 else None
 
     def _job_finished(self, node: Node) -> None:
         """Every proc of the node's cluster has left the queue (or the node had no job)."""
@@ -773,6 +791,7 @@ class Engine:
             run.retry += 1
             self.journal.write("RETRY", node.name, run.retry)
             self.out.line(f"Retrying node {node.name} (retry #{run.retry} of {node.retry})...")
+            self.jobstate_seq.pop(node.name, None)
             run.cluster, run.procs_submitted, run.pre_return = None, 0, None
             run.status = NodeStatus.NOT_READY
             self._make_ready(node)
@@ -793,9 +812,14 @@ class Engine:
     def _jobstate(self, event: str, node: str | None, job_id: str | None, extra: str = "") -> None:
         if self.jobstate_fd is None:
             return
-        self.jobstate_seq += 1
+        seq = 0
+        if node is not None:
+            seq = self.jobstate_seq.get(node, 0)
+            if not seq:
+                seq = self.jobstate_seq[node] = self.jobstate_next_seq
+                self.jobstate_next_seq += 1
         os.write(self.jobstate_fd, (jobstate_line(event, node, job_id, now=time.time(),
-                                                  sequence=self.jobstate_seq, extra=extra) + "\n").encode())
+                                                  sequence=seq, extra=extra) + "\n").encode())
 
     def _periodic(self, force: bool = False) -> None:
         now = time.time()
@@ -804,7 +828,7 @@ class Engine:
         self.next_periodic = now + PERIODIC_INTERVAL
         if not self.ending:
             self.run.dag_status = self._dag_status()
-        table = status_table(self.run)
+        table = status_table(self.run, self.dag)
         if table != self.last_table or force:
             self.last_table = table
             self.out.line(table.rstrip("\n"))

@@ -11,8 +11,9 @@ import signal
 import sys
 from pathlib import Path
 
-from htcd.schedd.userlog_reader import read_events
 from pooltools import wait_for
+
+from htcd.eventlog import read_events
 
 NO_STARTD = {"DAEMON_LIST": "MASTER, COLLECTOR, NEGOTIATOR, SCHEDD"}
 
