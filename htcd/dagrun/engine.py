@@ -835,8 +835,8 @@ class Engine:
         sf = self.dag.node_status_file
         if sf is not None and (force or now >= self.next_status_file):
             self.next_status_file = now + max(1, sf.min_update_time)
-            files.write_atomic(os.path.join(self.base_dir, sf.file),
-                               node_status_text(self.dag, self.run, now, self.next_status_file))
+            files.write_atomic(os.path.join(self.base_dir, sf.file),  # the last write: NextUpdate = 0
+                               node_status_text(self.dag, self.run, now, 0 if self.ending else self.next_status_file))
         if self.dagman_id[0] and (force or now >= self.next_ad_update):
             self.next_ad_update = now + AD_UPDATE_INTERVAL
             self._spawn(self._update_ad())
