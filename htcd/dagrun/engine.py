@@ -68,6 +68,20 @@ def _max_jobstate_seq(path: str) -> int:
     return top
 
 
+def _jobstate_node_lines(path: str) -> set[tuple[str, str, str]]:
+    """(node, event, condorID) of every node line of an existing jobstate log."""
+    from htcd.dagman.jobstate import parse_line
+
+    out: set[tuple[str, str, str]] = set()
+    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as f:
+        for text in f:
+            with contextlib.suppress(ValueError):
+                entry = parse_line(text.rstrip("\n"))
+                if entry.node is not None:
+                    out.add((entry.node, entry.event, entry.job_id or "-"))
+    return out
+
+
 def _script_path(exe: str, directory: str) -> str:
     """A script named relative to the node's DIR is found there (else on PATH)."""
     if not os.path.isabs(exe) and os.path.exists(os.path.join(directory, exe)):
@@ -130,6 +144,7 @@ class Engine:
         # and keeps it; a retry takes a new one; a restart continues after the largest logged
         self.jobstate_next_seq = _max_jobstate_seq(dag.jobstate_log) + 1 if recovering and dag.jobstate_log else 1
         self.jobstate_seq: dict[str, int] = {}
+        self.jobstate_seen: set[tuple[str, str, str]] | None = None  # during recovery: lines already logged
         self.jobstate_fd = os.open(dag.jobstate_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) \
             if dag.jobstate_log else None
         self.next_status_file = 0.0
@@ -257,6 +272,9 @@ class Engine:
                 self.run.nodes[name].status = NodeStatus.DONE
         if self.recovering:
             self.out.line("Running in RECOVERY mode... >>>>>>>>>>>>>>>>>>>>")
+            self._jobstate("RECOVERY_STARTED", None, None)
+            # the events read again from the nodes log are not written to the jobstate log twice
+            self.jobstate_seen = _jobstate_node_lines(self.dag.jobstate_log) if self.dag.jobstate_log else set()
             self._recover()
             self.out.line("...done with RECOVERY mode <<<<<<<<<<<<<<<<<<<<<<<")
         # what is DONE frees its children
@@ -277,6 +295,9 @@ class Engine:
             action()
         # events of the current tries: procs that finished while DAGMan was down complete here
         self._read_log()
+        if self.recovering:
+            self.jobstate_seen = None
+            self._jobstate("RECOVERY_FINISHED", None, None)
         self.out.line("Registering condor_event_timer...")
 
     def _recover(self) -> None:
@@ -813,6 +834,8 @@ class Engine:
         if self.jobstate_fd is None:
             return
         seq = 0
+        if node is not None and self.jobstate_seen is not None and (node, event, job_id or "-") in self.jobstate_seen:
+            return
         if node is not None:
             seq = self.jobstate_seq.get(node, 0)
             if not seq:

@@ -105,7 +105,7 @@ def test_kill_9_of_the_dagman_recovers_and_retries_a_failed_node(dag_pool: Pool,
         "gate.sh": GATE_SH, "failonce.sh": FAIL_ONCE_SH, "true.sub": TRUE_SUB,
         "b.sub": gated_sub(tmp_path, "go.B"), "f.sub": gated_sub(tmp_path, "go.F", "failonce.sh"),
         "rec.dag": "JOB A true.sub\nJOB B b.sub\nJOB C true.sub\nJOB F f.sub\nRETRY F 1\n"
-                   "PARENT A CHILD B F\nPARENT B CHILD C\n",
+                   "PARENT A CHILD B F\nPARENT B CHILD C\nJOBSTATE_LOG rec.jobstate.log\n",
     })
     cluster = submit_dag(dag_pool, tmp_path, "rec.dag")
     log = tmp_path / "rec.dag.nodes.log"
@@ -123,6 +123,19 @@ def test_kill_9_of_the_dagman_recovers_and_retries_a_failed_node(dag_pool: Pool,
     assert "Running in RECOVERY mode" in out and "Retrying node F (retry #1 of 1)" in out
     assert executions(log) == {"A": 1, "B": 1, "C": 1, "F": 2}, "every node once, F twice (its retry)"
     assert submissions(log) == {"A": 1, "B": 1, "C": 1, "F": 2}
+    # the jobstate log: recovery writes no line twice; as condor_dagman numbers them, a node try
+    # keeps its sequence number, a retry takes a new one, and after the restart the numbers
+    # continue after the largest logged (the nodes' numbering starts afresh with the DAGMan)
+    lines = [ln.split() for ln in (tmp_path / "rec.jobstate.log").read_text().splitlines()]
+    node_lines = [tuple(w[1:4]) for w in lines if w[1] != "INTERNAL" and w[2] not in ("JOB_SUCCESS", "JOB_FAILURE")]
+    assert len(node_lines) == len(set(node_lines)), lines
+    restart = next(i for i, w in enumerate(lines) if w[1:4] == ["INTERNAL", "***", "RECOVERY_STARTED"])
+    before = [int(w[-1]) for w in lines[:restart] if w[1] != "INTERNAL"]
+    after = [int(w[-1]) for w in lines[restart:] if w[1] != "INTERNAL"]
+    assert min(after) > max(before), lines
+    f_submits = [int(w[-1]) for w in lines if w[1] == "F" and w[2] == "SUBMIT"]
+    assert len(f_submits) == 2 and f_submits[0] != f_submits[1], lines
+    assert ["INTERNAL", "***", "RECOVERY_FINISHED", "***"] in [w[1:] for w in lines]
 
 
 def test_rm_of_the_dag_job_writes_a_rescue_dag_that_a_resubmit_resumes(dag_pool: Pool, tmp_path: Path) -> None:
