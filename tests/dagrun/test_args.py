@@ -62,7 +62,7 @@ def test_the_arguments_a_generated_condor_sub_passes_are_all_read(tmp_path: Path
         allow_version_mismatch=True, import_env=True, include_env=["A,B"], insert_env=["K=V;L=W"],
         do_recurse=True, suppress_notification=True, submit_method=1, force=True, update_submit=True,
         config="x.conf", lockfile="x.lock")
-    text = open(write_condor_sub(["x.dag"], options)).read()
+    text = Path(write_condor_sub(["x.dag"], options)).read_text()
     line = next(ln for ln in text.splitlines() if ln.startswith("arguments"))
     value = line.split("=", 1)[1].strip()
     words = split_v2(value[1:-1].replace('""', '"')) if value.startswith('"') else value.split()
