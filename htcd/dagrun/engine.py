@@ -28,6 +28,7 @@ from htcd.client.schedd import ScheddClient
 from htcd.config import Config
 from htcd.dagman.condor_sub import SubmitDagOptions, write_condor_sub
 from htcd.dagman.dagman_out import status_table
+from htcd.dagman.errors import DagError
 from htcd.dagman.jobstate import line as jobstate_line
 from htcd.dagman.macros import ScriptValues, expand_script_arguments
 from htcd.dagman.model import Dag, Node, NodeKind, Script
@@ -607,8 +608,16 @@ class Engine:
         if node.kind is NodeKind.SUBDAG and node.dag_file is not None:
             dag_path = os.path.join(self.jobs.node_dir(node), node.dag_file)
             if self.settings.generate_subdag_submits:
-                submit_file = os.path.basename(write_condor_sub(
-                    os.path.basename(dag_path), SubmitDagOptions(cwd=os.path.dirname(dag_path))))
+                # the sub-DAG is read now, not when the DAG was parsed (a PRE or a parent's POST
+                # script may write it): a bad or missing one fails the node's submit
+                try:
+                    submit_file = os.path.basename(write_condor_sub(
+                        os.path.basename(dag_path), SubmitDagOptions(cwd=os.path.dirname(dag_path))))
+                except (DagError, OSError) as exc:
+                    self.out.line(f"ERROR: node {node.name}: cannot make the submit file of SUBDAG "
+                                  f"{node.dag_file}: {exc}")
+                    self._submit_failed(node)
+                    return
         if node.kind is NodeKind.FINAL:
             node_vars_backup = list(node.vars)
             from htcd.dagman.model import Var
@@ -664,6 +673,10 @@ class Engine:
             if node_vars_backup is not None:
                 node.vars = node_vars_backup
         self.out.line(f"Job submit failed after {attempts} tries.")
+        self._submit_failed(node)
+
+    def _submit_failed(self, node: Node) -> None:
+        run = self.run.nodes[node.name]
         self._jobstate("SUBMIT_FAILURE", node.name, None)
         run.status_details = "submit failed"
         t = self.track[node.name]

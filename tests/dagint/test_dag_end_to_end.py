@@ -186,3 +186,15 @@ def test_bad_dags_are_refused_with_file_and_line_and_nothing_queued(dag_pool: Po
     proc = dag_pool.htcd("submit_dag", "cycle.dag", "dup.dag", check=False, cwd=tmp_path)
     assert proc.returncode == 1 and "several DAG files" in proc.stderr
     assert dag_pool.job_ids() == before
+
+
+def test_a_missing_subdag_file_fails_the_dag_when_its_node_runs(dag_pool: Pool, tmp_path: Path) -> None:
+    """HTCondor's job_dagman_nonexistent_subdag: the DAG is submitted and runs; the SUBDAG node's
+    submit fails, naming the file, and so does the DAG."""
+    write(tmp_path, {"n.dag": "SUBDAG EXTERNAL 0 does-not-exist.dag\n"})
+    cluster = submit_dag(dag_pool, tmp_path, "n.dag")
+    wait_done(dag_pool, tmp_path, "n.dag", cluster)
+    out = out_text(tmp_path, "n.dag")
+    assert history_exit(dag_pool, cluster) == ["4", "1"], out[-3000:]
+    assert "cannot make the submit file of SUBDAG does-not-exist.dag" in out and "does-not-exist.dag" in out
+    assert out.rstrip().endswith("EXITING WITH STATUS 1")
