@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from htcd import eventlog
-from htcd.client.schedd import ScheddClient
+from htcd.client.schedd import ScheddClient, Submitted
 from htcd.config import Config
 from htcd.dagman.condor_sub import SubmitDagOptions, write_condor_sub
 from htcd.dagman.dagman_out import status_table
@@ -46,6 +46,7 @@ T = TypeVar("T")
 
 # $RETURN values DAGMan gives when no job exit code exists (HTCondor's dag.h)
 SUBMIT_FAILED, JOB_ABORTED, JOB_SKIPPED = -1001, -1002, -1004
+SUBMIT_BATCH = 100  # node clusters per SUBMIT_CLUSTERS call at most
 POLL_INTERVAL = 0.05  # seconds between reads of the nodes log (HTCondor scans every 5 s)
 AD_UPDATE_INTERVAL = 2.0
 PERIODIC_INTERVAL = 0.5  # the status table (when it changed) and the node status file are looked at this often  # the DAG job's own ad is updated at most this often
@@ -134,6 +135,10 @@ class Engine:
         self.post_waiting: list[str] = []
         self.pre_waiting: list[str] = []
         self.jobs_submitted = 0
+        self.submit_queue: list[tuple[Callable[[int], tuple[dict[str, str], list[dict[str, str]]]],
+                                      asyncio.Future[Submitted]]] = []
+        self.submit_drainer: asyncio.Future[None] | None = None
+        self.batched_submits = 0  # SUBMIT_CLUSTERS calls made
         self.abort: tuple[int, str] | None = None  # (exit code, message) once ABORT-DAG-ON fired
         self.removed = False  # SIGUSR1: the DAG job is being removed
         self.shutdown = False  # SIGTERM: the schedd shuts down; leave the jobs and the lock
@@ -641,7 +646,7 @@ class Engine:
                     return ads
 
                 try:
-                    done = await self._call(lambda: self._client().submit(build))
+                    done = await self._submit_batched(build)
                 except UserError as exc:
                     error = str(exc)
                 except Exception as exc:  # a submit description error: no point in retrying
@@ -674,6 +679,44 @@ class Engine:
                 node.vars = node_vars_backup
         self.out.line(f"Job submit failed after {attempts} tries.")
         self._submit_failed(node)
+
+    async def _submit_batched(self, build: Callable[[int], tuple[dict[str, str], list[dict[str, str]]]]) -> Submitted:
+        """Submit one node's cluster; the nodes that reach here while a submit is in flight go
+        together in the next call, committed in one transaction (SUBMIT_CLUSTERS)."""
+        fut: asyncio.Future[Submitted] = asyncio.get_running_loop().create_future()
+        self.submit_queue.append((build, fut))
+        if self.submit_drainer is None or self.submit_drainer.done():
+            self.submit_drainer = asyncio.ensure_future(self._drain_submits())
+        return await fut
+
+    async def _drain_submits(self) -> None:
+        while self.submit_queue:
+            batch = self.submit_queue[:SUBMIT_BATCH]
+            del self.submit_queue[:SUBMIT_BATCH]
+            builds = [b for b, _ in batch]
+            results: list[Submitted | Exception]
+            try:
+                if len(builds) == 1:
+                    results = [await self._call(functools.partial(self._submit_one, builds[0]))]
+                else:
+                    results = await self._call(functools.partial(self._submit_many, builds))
+                    self.batched_submits += 1
+            except Exception as exc:  # the connection, or the one cluster's description: each node decides
+                results = [exc] * len(batch)
+            for (_, fut), result in zip(batch, results, strict=True):
+                if fut.done():
+                    continue
+                if isinstance(result, Exception):
+                    fut.set_exception(result)
+                else:
+                    fut.set_result(result)
+
+    def _submit_one(self, build: Callable[[int], tuple[dict[str, str], list[dict[str, str]]]]) -> Submitted:
+        return self._client().submit(build)
+
+    def _submit_many(self, builds: list[Callable[[int], tuple[dict[str, str], list[dict[str, str]]]]],
+                     ) -> list[Submitted | Exception]:
+        return self._client().submit_clusters(builds)
 
     def _submit_failed(self, node: Node) -> None:
         run = self.run.nodes[node.name]
