@@ -17,9 +17,9 @@ from htcd.schedd import limits, ownership
 from htcd.schedd.jobs import HELD, IDLE, Cluster, Job
 from htcd.schedd.local import ap_universe
 from htcd.schedd.queue import JobId, insert_cluster
-from htcd.schedd.submit import PROTECTED, _all_wire_ads, _asks_hold, validate
+from htcd.schedd.submit import PROTECTED, validate
 from htcd.wire.errors import CommandError
-from htcd.wire.server import Request
+from htcd.wire.server import Request, is_wire_ad
 
 if TYPE_CHECKING:
     import sqlite3
@@ -104,8 +104,8 @@ async def _prepare(submits: Submits, req: Request, item: Any, adding: int) -> _R
         raise CommandError(f"cluster {cid} was not reserved by {req.identity}", "BAD_CLUSTER")
     cluster_ad, proc_ads = item.get("cluster_ad"), item.get("proc_ads")
     pacer = Pacer()
-    if not isinstance(cluster_ad, dict) or not await _all_wire_ads([cluster_ad], pacer) \
-            or not isinstance(proc_ads, list) or not await _all_wire_ads(proc_ads, pacer):
+    if not isinstance(cluster_ad, dict) or not is_wire_ad(cluster_ad) or not isinstance(proc_ads, list) \
+            or not await _wire_ads(proc_ads, pacer):
         raise CommandError("cluster_ad and proc_ads must be ClassAds (maps of attribute name to expression "
                            "text)", "BAD_REQUEST")
     if not proc_ads:
@@ -132,6 +132,20 @@ async def _prepare(submits: Submits, req: Request, item: Any, adding: int) -> _R
     warnings = limits.check_requirements(schedd.config, schedd.make_ad(), (j.ad for j in jobs)) \
         if schedd.config.get("SUBMIT_REQUIREMENT_NAMES") or schedd.config.get("SUBMIT_WARNING_NAMES") else []
     return _Ready(cid, cluster_ad, proc_ads, cluster, jobs, cluster.materialize_room(), warnings)
+
+
+def _asks_hold(ad: dict[str, str]) -> bool:
+    """``hold = true``: the only JobStatus a client may ask for."""
+    status = next((v for k, v in ad.items() if k.lower() == "jobstatus"), None)
+    return status is not None and status.strip() == str(HELD)
+
+
+async def _wire_ads(ads: list[Any], pacer: Pacer, chunk: int = 1024) -> bool:
+    for start in range(0, len(ads), chunk):
+        if not all(map(is_wire_ad, ads[start:start + chunk])):
+            return False
+        await pacer.step()
+    return True
 
 
 async def _publish(submits: Submits, req: Request, r: _Ready) -> int:
