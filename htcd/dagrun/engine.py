@@ -992,6 +992,8 @@ class Engine:
         self._periodic(force=True)
         if self.dagman_id[0]:
             await self._update_ad()
+        self.out.line(f"{self.jobs_submitted} node job proc(s) submitted; {self.batched_submits} submit call(s) "
+                      "carried several nodes' clusters (SUBMIT_CLUSTERS)")
         if code != 0 or self.removed:
             self._write_rescue(failed)
         else:

@@ -86,6 +86,8 @@ def test_diamond_runs_to_the_end_and_shows_its_nodes(dag_pool: Pool, tmp_path: P
     out = out_text(tmp_path, "diamond.dag")
     assert out.rstrip().splitlines()[-1].endswith("EXITING WITH STATUS 0"), out[-2000:]
     assert executions(log) == {"A": 1, "B": 1, "C": 2, "D": 1}, "C ran again after its release"
+    # B and C, ready together, went in one SUBMIT_CLUSTERS call
+    assert re.search(r" 4 node job proc\(s\) submitted; 1 submit call\(s\) carried several", out), out[-2000:]
     ads = _status_ads(tmp_path)
     assert ads["DagStatus"]["NodesDone"] == 4 and ads["StatusEnd"]["NextUpdate"] == 0
     assert all(ads[n]["NodeStatus"] == 5 and ads[n]["RetryCount"] == 0 for n in "ABCD")
