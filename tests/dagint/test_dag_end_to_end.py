@@ -46,7 +46,8 @@ def test_diamond_runs_to_the_end_and_shows_its_nodes(dag_pool: Pool, tmp_path: P
         "c.sub": gated_sub(tmp_path, "go.C"),
         "diamond.dag": "JOB A true.sub\nJOB B b.sub\nJOB C c.sub\nJOB D true.sub\nPARENT A CHILD B C\n"
                        "PARENT B C CHILD D\nRETRY D 2\nNODE_STATUS_FILE diamond.status 1\n"
-                       "JOBSTATE_LOG diamond.jobstate.log\n",
+                       "JOBSTATE_LOG diamond.jobstate.log\nCONFIG diamond.config\n",
+        "diamond.config": "DAGMAN_SUBMIT_DELAY = 2\n",
     })
     cluster = submit_dag(dag_pool, tmp_path, "diamond.dag")
     log = tmp_path / "diamond.dag.nodes.log"
@@ -76,6 +77,8 @@ def test_diamond_runs_to_the_end_and_shows_its_nodes(dag_pool: Pool, tmp_path: P
     assert ads["C"]["JobProcsQueued"] == 1 and ads["B"]["JobProcsHeld"] == 0 and ads["A"]["RetryCount"] == 0
     assert ads["DagStatus"]["NodesTotal"] == 4 and ads["DagStatus"]["NodesDone"] == 1
     assert re.search(r"^\S+ \S+ DAG status: 0 \(DAG_STATUS_OK\)$", out, re.M), out[-2000:]
+    # the settings' warnings: a knob the DAG's CONFIG file sets that htcd does not honour
+    assert "Warning: DAGMAN_SUBMIT_DELAY (set in " in out and "is not honoured by htcd's DAGMan" in out
 
     assert held_line.endswith("held: held by the test"), held_line
     dag_pool.htcd("release", node_c)
