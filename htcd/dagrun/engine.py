@@ -485,6 +485,19 @@ class Engine:
             return DagStatus.NODE_FAILED
         return DagStatus.OK
 
+    def _script_debug(self, node: Node, script: Script, directory: str, argv: list[str], rc: int,
+                      output: bytes) -> None:
+        """SCRIPT DEBUG: the captured output appended to the file in one write, after a banner."""
+        assert script.debug_file is not None
+        path = os.path.join(directory, script.debug_file)
+        banner = (f"*** Node={node.name} Type={script.kind.value} Status={rc} Completion={int(time.time())} "
+                  f"Cmd={' '.join(argv)} Stream={script.debug_stream}\n")
+        try:
+            with open(path, "ab") as f:
+                f.write(banner.encode() + output + (b"" if not output or output.endswith(b"\n") else b"\n"))
+        except OSError as exc:
+            self.out.line(f"ERROR: node {node.name}: cannot write the SCRIPT DEBUG file {path}: {exc.strerror}")
+
     async def _script(self, node: Node, script: Script) -> int:
         argv, warnings = expand_script_arguments(script.kind, script.executable, script.arguments,
                                                  self._values(node))
@@ -496,14 +509,20 @@ class Engine:
         self.out.line(f"Running {script.kind.value} script of Node {node.name}...")
         while True:
             try:
+                pipe, devnull = asyncio.subprocess.PIPE, asyncio.subprocess.DEVNULL
+                stream = script.debug_stream if script.debug_file else None  # SCRIPT DEBUG file STDOUT|STDERR|ALL
                 proc = await asyncio.create_subprocess_exec(
-                    *argv, cwd=directory, stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+                    *argv, cwd=directory, stdin=devnull,
+                    stdout=pipe if stream in ("STDOUT", "ALL") else devnull,
+                    stderr=asyncio.subprocess.STDOUT if stream == "ALL" else pipe if stream == "STDERR" else devnull)
                 self.scripts.add(proc)
                 try:
-                    rc = await proc.wait()
+                    out, err = await proc.communicate()
+                    rc = proc.returncode if proc.returncode is not None else -1
                 finally:
                     self.scripts.discard(proc)
+                if script.debug_file:
+                    self._script_debug(node, script, directory, argv, rc, (out or b"") + (err or b""))
             except OSError as exc:
                 self.out.line(f"{script.kind.value} script of node {node.name} could not be run: {exc}")
                 return 1

@@ -109,7 +109,9 @@ def test_kill_9_of_the_dagman_recovers_and_retries_a_failed_node(dag_pool: Pool,
     write(tmp_path, {
         "gate.sh": GATE_SH, "failonce.sh": FAIL_ONCE_SH, "true.sub": TRUE_SUB,
         "b.sub": gated_sub(tmp_path, "go.B"), "f.sub": gated_sub(tmp_path, "go.F", "failonce.sh"),
-        "rec.dag": "JOB A true.sub\nJOB B b.sub\nJOB C true.sub\nJOB F f.sub\nRETRY F 1\n"
+        "post.sh": "#!/bin/sh\necho out of $1\necho err of $1 >&2\nexit 0\n",
+        "rec.dag": "SCRIPT DEBUG scripts.txt ALL POST A post.sh A\nSCRIPT DEBUG scripts.txt STDERR POST C post.sh C\n"
+                   "JOB A true.sub\nJOB B b.sub\nJOB C true.sub\nJOB F f.sub\nRETRY F 1\n"
                    "PARENT A CHILD B F\nPARENT B CHILD C\nJOBSTATE_LOG rec.jobstate.log\n",
     })
     cluster = submit_dag(dag_pool, tmp_path, "rec.dag")
@@ -141,6 +143,10 @@ def test_kill_9_of_the_dagman_recovers_and_retries_a_failed_node(dag_pool: Pool,
     f_submits = [int(w[-1]) for w in lines if w[1] == "F" and w[2] == "SUBMIT"]
     assert len(f_submits) == 2 and f_submits[0] != f_submits[1], lines
     assert ["INTERNAL", "***", "RECOVERY_FINISHED", "***"] in [w[1:] for w in lines]
+    # SCRIPT DEBUG: each script's captured streams appended after a banner
+    debug = (tmp_path / "scripts.txt").read_text().splitlines()
+    assert [ln for ln in debug if not ln.startswith("*** Node=")] == ["out of A", "err of A", "err of C"], debug
+    assert debug[0].startswith("*** Node=A Type=POST Status=0 ")
 
 
 def test_rm_of_the_dag_job_writes_a_rescue_dag_that_a_resubmit_resumes(dag_pool: Pool, tmp_path: Path) -> None:

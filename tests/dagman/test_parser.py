@@ -249,7 +249,9 @@ def test_unhonoured_statements_warn() -> None:
     assert "t.dag:3: Warning: htcd starts a PROVISIONER node like any other" in warned
     assert "t.dag:4: Warning: htcd runs a WEAK edge as a normal one" in warned
     assert "t.dag:5: Warning: htcd does not apply node TOLERANCE" in warned
-    assert "t.dag:6: Warning: htcd does not capture script output into a DEBUG file" in warned
+    assert "DEBUG file" not in warned, "SCRIPT DEBUG is honoured"
+    pre = dag.nodes["A"].pre
+    assert pre is not None and (pre.debug_file, pre.debug_stream) == ("out.txt", "ALL")
     assert "t.dag:6: Warning: unrecognized macro $NOPE in the PRE script arguments" in warned
     assert dag.nodes["B"].weak_parents == {"A"}
     zero = parse("JOB A a.sub\nPRE_SKIP A 0\n")
