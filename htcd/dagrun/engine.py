@@ -139,6 +139,7 @@ class Engine:
                                       asyncio.Future[Submitted]]] = []
         self.submit_drainer: asyncio.Future[None] | None = None
         self.batched_submits = 0  # SUBMIT_CLUSTERS calls made
+        self.in_recovery = False
         self.abort: tuple[int, str] | None = None  # (exit code, message) once ABORT-DAG-ON fired
         self.removed = False  # SIGUSR1: the DAG job is being removed
         self.shutdown = False  # SIGTERM: the schedd shuts down; leave the jobs and the lock
@@ -177,7 +178,11 @@ class Engine:
         loop.add_signal_handler(signal.SIGUSR1, self._on_remove)
         loop.add_signal_handler(signal.SIGTERM, self._on_term)
         try:
+            if self.recovering and self.dagman_id[0]:
+                self.in_recovery = True  # the DAG job's ad says so while the state is rebuilt
+                await self._update_ad()
             self._start()
+            self.in_recovery = False
             while not (self.shutdown or self.removed or self.abort):
                 self._read_log()
                 finished = False
@@ -948,7 +953,7 @@ class Engine:
             "DAG_NodesPost": str(c(NodeStatus.POSTRUN)), "DAG_NodesQueued": str(c(NodeStatus.SUBMITTED)),
             "DAG_NodesReady": str(c(NodeStatus.READY)), "DAG_NodesUnready": str(c(NodeStatus.NOT_READY)),
             "DAG_NodesFutile": str(c(NodeStatus.FUTILE)),
-            "DAG_Status": str(int(self._dag_status())), "DAG_InRecovery": "0",
+            "DAG_Status": str(int(self._dag_status())), "DAG_InRecovery": "1" if self.in_recovery else "0",
             "DAG_JobsSubmitted": str(self.jobs_submitted), "DAG_JobsIdle": str(procs.count(1)),
             "DAG_JobsHeld": str(procs.count(5)), "DAG_JobsRunning": str(procs.count(2)),
             "DAG_JobsCompleted": str(procs.count(4)),
