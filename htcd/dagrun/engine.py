@@ -37,7 +37,7 @@ from htcd.dagman.settings import DagmanSettings
 from htcd.dagman.statusfile import node_status_text
 from htcd.dagrun import files
 from htcd.dagrun.journal import Journal, JournalState
-from htcd.dagrun.nodejobs import JobContext, NodeJobs
+from htcd.dagrun.nodejobs import JobContext, NodeJobs, jobstate_tag
 from htcd.dagrun.outfile import DagmanOut
 from htcd.errors import UserError
 from htcd.wire.address import Address
@@ -151,6 +151,7 @@ class Engine:
         # and keeps it; a retry takes a new one; a restart continues after the largest logged
         self.jobstate_next_seq = _max_jobstate_seq(dag.jobstate_log) + 1 if recovering and dag.jobstate_log else 1
         self.jobstate_seq: dict[str, int] = {}
+        self.job_tags: dict[str, str] = {}  # node -> its jobstate job tag (from its submit file)
         self.jobstate_seen: set[tuple[str, str, str]] | None = None  # during recovery: lines already logged
         self.jobstate_fd = os.open(dag.jobstate_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) \
             if dag.jobstate_log else None
@@ -921,8 +922,19 @@ class Engine:
             if not seq:
                 seq = self.jobstate_seq[node] = self.jobstate_next_seq
                 self.jobstate_next_seq += 1
+        if node is not None:
+            extra = self._job_tag(node)
         os.write(self.jobstate_fd, (jobstate_line(event, node, job_id, now=time.time(),
                                                   sequence=seq, extra=extra) + "\n").encode())
+
+    def _job_tag(self, name: str) -> str:
+        tag = self.job_tags.get(name)
+        if tag is None:
+            node = self.dag.nodes[name]
+            tag = "-" if node.noop or node.inline is not None or node.dag_file is not None else \
+                jobstate_tag(os.path.join(self.jobs.node_dir(node), node.submit))
+            self.job_tags[name] = tag
+        return tag
 
     def _periodic(self, force: bool = False) -> None:
         now = time.time()

@@ -42,8 +42,8 @@ def _status_ads(where: Path) -> dict[str, dict[str, object]]:
 def test_diamond_runs_to_the_end_and_shows_its_nodes(dag_pool: Pool, tmp_path: Path) -> None:
     write(tmp_path, {
         "gate.sh": GATE_SH, "true.sub": TRUE_SUB,
-        "b.sub": gated_sub(tmp_path, "go.B"),
-        "c.sub": gated_sub(tmp_path, "go.C"),
+        "b.sub": gated_sub(tmp_path, "go.B", extra='+pegasus_site = "viz"\n'),
+        "c.sub": gated_sub(tmp_path, "go.C", extra='+job_tag_name = "+tag"\n+tag = local\n'),
         "diamond.dag": "JOB A true.sub\nJOB B b.sub\nJOB C c.sub\nJOB D true.sub\nPARENT A CHILD B C\n"
                        "PARENT B C CHILD D\nRETRY D 2\nNODE_STATUS_FILE diamond.status 1\n"
                        "JOBSTATE_LOG diamond.jobstate.log\nCONFIG diamond.config\n",
@@ -101,6 +101,10 @@ def test_diamond_runs_to_the_end_and_shows_its_nodes(dag_pool: Pool, tmp_path: P
         if words[1] != "INTERNAL":
             seq.setdefault(words[1], set()).add(words[-1])
     assert seq == {"A": {"1"}, "B": {"2"}, "C": {"3"}, "D": {"4"}}, seq
+    # the job tag: +pegasus_site, or the attribute +job_tag_name names, from the node's submit file
+    tags = {w[1]: w[4] for w in (ln.split() for ln in (tmp_path / "diamond.jobstate.log").read_text().splitlines())
+            if w[1] != "INTERNAL"}
+    assert tags == {"A": "-", "B": "viz", "C": "local", "D": "-"}, tags
 
 
 def test_kill_9_of_the_dagman_recovers_and_retries_a_failed_node(dag_pool: Pool, tmp_path: Path) -> None:
