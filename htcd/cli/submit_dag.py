@@ -288,6 +288,12 @@ def run(args: argparse.Namespace) -> int:
     cfg = common.config("SUBMIT")
     options = options_from(args, cfg.get)
     dag_files = list(args.dag_files)
+    if len(dag_files) > 1:
+        print(f"ERROR: several DAG files ({' '.join(dag_files)}): htcd's DAGMan runs one DAG file per DAG job "
+              "and does not merge several into one with renamed nodes; write one DAG file that SPLICEs "
+              "each of them (SPLICE names the nodes apart as condor_dagman's merging does)", file=sys.stderr)
+        print("ERROR: the DAG is not submitted", file=sys.stderr)
+        return 1
     primary = dag_files[0]
     files = DagFiles.of(primary, options)
     try:

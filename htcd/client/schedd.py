@@ -91,6 +91,36 @@ class ScheddClient:
                            proc_ads=procs)
         return Submitted(cid, int(reply["procs"]), list(reply.get("warnings") or []))
 
+    def submit_clusters(self, builds: list[Callable[[int], Ads]]) -> list[Submitted | Exception]:
+        """Several clusters in one transaction (``SUBMIT_CLUSTERS``): ids reserved in one call,
+        each built, all committed together.  For each, in order, what it became, or the build's
+        exception, or the schedd's refusal as a UserError (the others are not affected)."""
+        ids = list(self._call("cannot submit to the schedd", "RESERVE_CLUSTERS", count=len(builds))["cluster_ids"])
+        out: list[Submitted | Exception | None] = []
+        clusters = []
+        for cid, build in zip(ids, builds, strict=True):
+            try:
+                cluster_ad, procs = build(cid)
+            except Exception as exc:  # this cluster's description: the others go on
+                out.append(exc)
+                continue
+            out.append(None)
+            clusters.append({"cluster_id": cid, "cluster_ad": cluster_ad, "proc_ads": procs})
+        answers = iter(self._call("cannot submit to the schedd", "SUBMIT_CLUSTERS", clusters=clusters)["results"]
+                       if clusters else [])
+        done: list[Submitted | Exception] = []
+        for item in out:
+            if item is not None:
+                done.append(item)
+                continue
+            answer = next(answers)
+            if "error" in answer:
+                done.append(UserError(f"cannot submit to the schedd: {answer['error']}"))
+            else:
+                done.append(Submitted(int(answer["cluster_id"]), int(answer["procs"]),
+                                      list(answer.get("warnings") or [])))
+        return done
+
     def query(self, constraint: str | None = None, projection: list[str] | None = None,
               limit: int = 0) -> Iterator[list[dict[str, str]]]:
         """Job ads (wire form) in chunks, as the schedd streams them, in (cluster, proc) order."""

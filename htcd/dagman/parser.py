@@ -416,17 +416,18 @@ class _Parser(SecondPass):
             return
         seen: dict[tuple[str, str], bool] = {}  # most nodes share a few submit files
         for node in self.own:
-            if node.noop or node.inline is not None:
+            # a SUBDAG EXTERNAL's DAG file is read when the node runs, as condor_dagman does (a
+            # PRE script or a parent may write it: htcondor-dags' "delayed diamond")
+            if node.noop or node.inline is not None or node.dag_file is not None:
                 continue
-            wanted = node.dag_file if node.dag_file is not None else node.submit
+            wanted = node.submit
             key = (node.directory, wanted)
             found = seen.get(key)
             if found is None:
                 found = seen[key] = os.path.isfile(os.path.join(self.base, node.directory, wanted))
             if not found:
                 where = f" in directory {node.directory}" if node.directory else ""
-                what = "DAG file" if node.dag_file is not None else "submit file"
-                raise DagError(f"node {node.name}: {what} {wanted}{where} does not exist",
+                raise DagError(f"node {node.name}: submit file {wanted}{where} does not exist",
                                node.origin)
 
 

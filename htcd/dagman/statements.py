@@ -34,7 +34,6 @@ NOT_HONOURED = {
     "SAVE_POINT_FILE": "htcd writes no save point files; SAVE_POINT_FILE is ignored",
     "PROVISIONER": "htcd starts a PROVISIONER node like any other node (no provisioning wait)",
     "TOLERANCE": "htcd does not apply node TOLERANCE; a failed job fails its node",
-    "SCRIPT DEBUG": "htcd does not capture script output into a DEBUG file",
 }
 
 
@@ -138,7 +137,6 @@ class SecondPass:
             if stream is None or stream.upper() not in ("STDOUT", "STDERR", "ALL"):
                 raise DagError(f"script DEBUG needs STDOUT, STDERR or ALL, not {stream!r}", origin)
             debug_stream = stream.upper()
-            self._warn(NOT_HONOURED["SCRIPT DEBUG"], origin)
             kind_word = words.next()
             if kind_word is None:
                 raise DagError(f"missing PRE, POST or HOLD ({syntax})", origin)

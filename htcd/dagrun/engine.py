@@ -24,21 +24,20 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from htcd import eventlog
-from htcd.client.schedd import ScheddClient
+from htcd.client.schedd import ScheddClient, Submitted
 from htcd.config import Config
+from htcd.dagman.condor_sub import SubmitDagOptions, write_condor_sub
+from htcd.dagman.dagman_out import status_table
+from htcd.dagman.errors import DagError
+from htcd.dagman.jobstate import line as jobstate_line
 from htcd.dagman.macros import ScriptValues, expand_script_arguments
 from htcd.dagman.model import Dag, Node, NodeKind, Script
 from htcd.dagman.runstate import DagRun, DagStatus, NodeRun, NodeStatus
+from htcd.dagman.settings import DagmanSettings
+from htcd.dagman.statusfile import node_status_text
 from htcd.dagrun import files
-from htcd.dagrun._interim import (
-    DagmanSettings,
-    jobstate_line,
-    node_status_text,
-    status_table,
-    write_condor_sub,
-)
 from htcd.dagrun.journal import Journal, JournalState
-from htcd.dagrun.nodejobs import JobContext, NodeJobs
+from htcd.dagrun.nodejobs import JobContext, NodeJobs, jobstate_tag
 from htcd.dagrun.outfile import DagmanOut
 from htcd.errors import UserError
 from htcd.wire.address import Address
@@ -47,6 +46,7 @@ T = TypeVar("T")
 
 # $RETURN values DAGMan gives when no job exit code exists (HTCondor's dag.h)
 SUBMIT_FAILED, JOB_ABORTED, JOB_SKIPPED = -1001, -1002, -1004
+SUBMIT_BATCH = 100  # node clusters per SUBMIT_CLUSTERS call at most
 POLL_INTERVAL = 0.05  # seconds between reads of the nodes log (HTCondor scans every 5 s)
 AD_UPDATE_INTERVAL = 2.0
 PERIODIC_INTERVAL = 0.5  # the status table (when it changed) and the node status file are looked at this often  # the DAG job's own ad is updated at most this often
@@ -56,6 +56,32 @@ ULOG_NAMES = {0: "ULOG_SUBMIT", 1: "ULOG_EXECUTE", 2: "ULOG_EXECUTABLE_ERROR", 4
               5: "ULOG_JOB_TERMINATED", 6: "ULOG_IMAGE_SIZE", 7: "ULOG_SHADOW_EXCEPTION",
               9: "ULOG_JOB_ABORTED", 12: "ULOG_JOB_HELD", 13: "ULOG_JOB_RELEASED",
               22: "ULOG_JOB_DISCONNECTED", 23: "ULOG_JOB_RECONNECTED"}
+
+
+def _max_jobstate_seq(path: str) -> int:
+    """The largest sequence number in an existing jobstate log (0: none, or no file)."""
+    from htcd.dagman.jobstate import parse_line
+
+    top = 0
+    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as f:
+        for text in f:
+            with contextlib.suppress(ValueError):
+                top = max(top, parse_line(text.rstrip("\n")).sequence or 0)
+    return top
+
+
+def _jobstate_node_lines(path: str) -> set[tuple[str, str, str]]:
+    """(node, event, condorID) of every node line of an existing jobstate log."""
+    from htcd.dagman.jobstate import parse_line
+
+    out: set[tuple[str, str, str]] = set()
+    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as f:
+        for text in f:
+            with contextlib.suppress(ValueError):
+                entry = parse_line(text.rstrip("\n"))
+                if entry.node is not None:
+                    out.add((entry.node, entry.event, entry.job_id or "-"))
+    return out
 
 
 def _script_path(exe: str, directory: str) -> str:
@@ -109,6 +135,11 @@ class Engine:
         self.post_waiting: list[str] = []
         self.pre_waiting: list[str] = []
         self.jobs_submitted = 0
+        self.submit_queue: list[tuple[Callable[[int], tuple[dict[str, str], list[dict[str, str]]]],
+                                      asyncio.Future[Submitted]]] = []
+        self.submit_drainer: asyncio.Future[None] | None = None
+        self.batched_submits = 0  # SUBMIT_CLUSTERS calls made
+        self.in_recovery = False
         self.abort: tuple[int, str] | None = None  # (exit code, message) once ABORT-DAG-ON fired
         self.removed = False  # SIGUSR1: the DAG job is being removed
         self.shutdown = False  # SIGTERM: the schedd shuts down; leave the jobs and the lock
@@ -116,7 +147,12 @@ class Engine:
         self.follower = eventlog.LogFollower(paths.nodes_log)
         self.client: ScheddClient | None = None
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedd-client")
-        self.jobstate_seq = 0
+        # HTCondor's numbering: a node's try takes the next number at its first jobstate line
+        # and keeps it; a retry takes a new one; a restart continues after the largest logged
+        self.jobstate_next_seq = _max_jobstate_seq(dag.jobstate_log) + 1 if recovering and dag.jobstate_log else 1
+        self.jobstate_seq: dict[str, int] = {}
+        self.job_tags: dict[str, str] = {}  # node -> its jobstate job tag (from its submit file)
+        self.jobstate_seen: set[tuple[str, str, str]] | None = None  # during recovery: lines already logged
         self.jobstate_fd = os.open(dag.jobstate_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) \
             if dag.jobstate_log else None
         self.next_status_file = 0.0
@@ -143,7 +179,11 @@ class Engine:
         loop.add_signal_handler(signal.SIGUSR1, self._on_remove)
         loop.add_signal_handler(signal.SIGTERM, self._on_term)
         try:
+            if self.recovering and self.dagman_id[0]:
+                self.in_recovery = True  # the DAG job's ad says so while the state is rebuilt
+                await self._update_ad()
             self._start()
+            self.in_recovery = False
             while not (self.shutdown or self.removed or self.abort):
                 self._read_log()
                 finished = False
@@ -232,16 +272,21 @@ class Engine:
         self.out.line(f"Parsing {self.dag_file} ...")
         for w in d.warnings:
             self.out.line(str(w))
+        for w in self.settings.warnings:
+            self.out.line(str(w))
         self.out.line(f"Dag contains {len(d.nodes)} total nodes")
         for name, value in d.env_set:
             os.environ[name] = value
         self.out.line("Bootstrapping...")
-        self._jobstate("DAGMAN_STARTED", None, None, extra=self.run.dagman_job_id)
+        self._jobstate("DAGMAN_STARTED", None, self.run.dagman_job_id)
         for name, node in d.nodes.items():
             if node.done:
                 self.run.nodes[name].status = NodeStatus.DONE
         if self.recovering:
             self.out.line("Running in RECOVERY mode... >>>>>>>>>>>>>>>>>>>>")
+            self._jobstate("RECOVERY_STARTED", None, None)
+            # the events read again from the nodes log are not written to the jobstate log twice
+            self.jobstate_seen = _jobstate_node_lines(self.dag.jobstate_log) if self.dag.jobstate_log else set()
             self._recover()
             self.out.line("...done with RECOVERY mode <<<<<<<<<<<<<<<<<<<<<<<")
         # what is DONE frees its children
@@ -262,6 +307,9 @@ class Engine:
             action()
         # events of the current tries: procs that finished while DAGMan was down complete here
         self._read_log()
+        if self.recovering:
+            self.jobstate_seen = None
+            self._jobstate("RECOVERY_FINISHED", None, None)
         self.out.line("Registering condor_event_timer...")
 
     def _recover(self) -> None:
@@ -443,6 +491,19 @@ class Engine:
             return DagStatus.NODE_FAILED
         return DagStatus.OK
 
+    def _script_debug(self, node: Node, script: Script, directory: str, argv: list[str], rc: int,
+                      output: bytes) -> None:
+        """SCRIPT DEBUG: the captured output appended to the file in one write, after a banner."""
+        assert script.debug_file is not None
+        path = os.path.join(directory, script.debug_file)
+        banner = (f"*** Node={node.name} Type={script.kind.value} Status={rc} Completion={int(time.time())} "
+                  f"Cmd={' '.join(argv)} Stream={script.debug_stream}\n")
+        try:
+            with open(path, "ab") as f:
+                f.write(banner.encode() + output + (b"" if not output or output.endswith(b"\n") else b"\n"))
+        except OSError as exc:
+            self.out.line(f"ERROR: node {node.name}: cannot write the SCRIPT DEBUG file {path}: {exc.strerror}")
+
     async def _script(self, node: Node, script: Script) -> int:
         argv, warnings = expand_script_arguments(script.kind, script.executable, script.arguments,
                                                  self._values(node))
@@ -454,14 +515,20 @@ class Engine:
         self.out.line(f"Running {script.kind.value} script of Node {node.name}...")
         while True:
             try:
+                pipe, devnull = asyncio.subprocess.PIPE, asyncio.subprocess.DEVNULL
+                stream = script.debug_stream if script.debug_file else None  # SCRIPT DEBUG file STDOUT|STDERR|ALL
                 proc = await asyncio.create_subprocess_exec(
-                    *argv, cwd=directory, stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+                    *argv, cwd=directory, stdin=devnull,
+                    stdout=pipe if stream in ("STDOUT", "ALL") else devnull,
+                    stderr=asyncio.subprocess.STDOUT if stream == "ALL" else pipe if stream == "STDERR" else devnull)
                 self.scripts.add(proc)
                 try:
-                    rc = await proc.wait()
+                    out, err = await proc.communicate()
+                    rc = proc.returncode if proc.returncode is not None else -1
                 finally:
                     self.scripts.discard(proc)
+                if script.debug_file:
+                    self._script_debug(node, script, directory, argv, rc, (out or b"") + (err or b""))
             except OSError as exc:
                 self.out.line(f"{script.kind.value} script of node {node.name} could not be run: {exc}")
                 return 1
@@ -490,7 +557,7 @@ class Engine:
             self._jobstate("PRE_SCRIPT_SUCCESS", node.name, None)
         else:
             self.out.line(f"PRE_Script of node {node.name} failed with status {rc}")
-            self._jobstate("PRE_SCRIPT_FAILURE", node.name, None, extra=str(rc))
+            self._jobstate("PRE_SCRIPT_FAILURE", node.name, None)
         if node.pre_skip is not None and rc == node.pre_skip:
             self.out.line(f"PRE_Script of node {node.name} exited with value {rc}, the PRE_SKIP value: "
                           "the node's job and POST script are skipped; the node succeeds")
@@ -522,6 +589,7 @@ class Engine:
             rc = await self._script(node, node.post)
         finally:
             self.post_running -= 1
+        self._jobstate("POST_SCRIPT_TERMINATED", node.name, self._job_text(node))
         self.journal.write("POST", node.name, run.retry, rc)
         await self._after_post(node, rc, self._job_return(node))
 
@@ -534,7 +602,7 @@ class Engine:
             self._jobstate("POST_SCRIPT_SUCCESS", node.name, self._job_text(node))
         else:
             self.out.line(f"POST Script of node {node.name} failed with status {rc}")
-            self._jobstate("POST_SCRIPT_FAILURE", node.name, self._job_text(node), extra=str(rc))
+            self._jobstate("POST_SCRIPT_FAILURE", node.name, self._job_text(node))
             self.run.nodes[node.name].status_details = "POST script failed"
         self._node_done(node, rc == 0, rc)
 
@@ -570,7 +638,16 @@ class Engine:
         if node.kind is NodeKind.SUBDAG and node.dag_file is not None:
             dag_path = os.path.join(self.jobs.node_dir(node), node.dag_file)
             if self.settings.generate_subdag_submits:
-                submit_file = os.path.basename(write_condor_sub(dag_path, None))
+                # the sub-DAG is read now, not when the DAG was parsed (a PRE or a parent's POST
+                # script may write it): a bad or missing one fails the node's submit
+                try:
+                    submit_file = os.path.basename(write_condor_sub(
+                        os.path.basename(dag_path), SubmitDagOptions(cwd=os.path.dirname(dag_path))))
+                except (DagError, OSError) as exc:
+                    self.out.line(f"ERROR: node {node.name}: cannot make the submit file of SUBDAG "
+                                  f"{node.dag_file}: {exc}")
+                    self._submit_failed(node)
+                    return
         if node.kind is NodeKind.FINAL:
             node_vars_backup = list(node.vars)
             from htcd.dagman.model import Var
@@ -594,7 +671,7 @@ class Engine:
                     return ads
 
                 try:
-                    done = await self._call(lambda: self._client().submit(build))
+                    done = await self._submit_batched(build)
                 except UserError as exc:
                     error = str(exc)
                 except Exception as exc:  # a submit description error: no point in retrying
@@ -613,7 +690,7 @@ class Engine:
                         t.procs.setdefault(p, 1)
                     self.jobs_submitted += done.procs
                     self.out.line(f"\tassigned HTCondor ID ({done.cluster_id}.0.0)")
-                    self._jobstate("SUBMIT", node.name, f"{done.cluster_id}.0.0")
+                    self._jobstate("SUBMIT", node.name, f"{done.cluster_id}.0")
                     return
                 if self.client is not None:
                     self.client.close()
@@ -626,6 +703,48 @@ class Engine:
             if node_vars_backup is not None:
                 node.vars = node_vars_backup
         self.out.line(f"Job submit failed after {attempts} tries.")
+        self._submit_failed(node)
+
+    async def _submit_batched(self, build: Callable[[int], tuple[dict[str, str], list[dict[str, str]]]]) -> Submitted:
+        """Submit one node's cluster; the nodes that reach here while a submit is in flight go
+        together in the next call, committed in one transaction (SUBMIT_CLUSTERS)."""
+        fut: asyncio.Future[Submitted] = asyncio.get_running_loop().create_future()
+        self.submit_queue.append((build, fut))
+        if self.submit_drainer is None or self.submit_drainer.done():
+            self.submit_drainer = asyncio.ensure_future(self._drain_submits())
+        return await fut
+
+    async def _drain_submits(self) -> None:
+        while self.submit_queue:
+            batch = self.submit_queue[:SUBMIT_BATCH]
+            del self.submit_queue[:SUBMIT_BATCH]
+            builds = [b for b, _ in batch]
+            results: list[Submitted | Exception]
+            try:
+                if len(builds) == 1:
+                    results = [await self._call(functools.partial(self._submit_one, builds[0]))]
+                else:
+                    results = await self._call(functools.partial(self._submit_many, builds))
+                    self.batched_submits += 1
+            except Exception as exc:  # the connection, or the one cluster's description: each node decides
+                results = [exc] * len(batch)
+            for (_, fut), result in zip(batch, results, strict=True):
+                if fut.done():
+                    continue
+                if isinstance(result, Exception):
+                    fut.set_exception(result)
+                else:
+                    fut.set_result(result)
+
+    def _submit_one(self, build: Callable[[int], tuple[dict[str, str], list[dict[str, str]]]]) -> Submitted:
+        return self._client().submit(build)
+
+    def _submit_many(self, builds: list[Callable[[int], tuple[dict[str, str], list[dict[str, str]]]]],
+                     ) -> list[Submitted | Exception]:
+        return self._client().submit_clusters(builds)
+
+    def _submit_failed(self, node: Node) -> None:
+        run = self.run.nodes[node.name]
         self._jobstate("SUBMIT_FAILURE", node.name, None)
         run.status_details = "submit failed"
         t = self.track[node.name]
@@ -652,6 +771,7 @@ class Engine:
         t = self.track[node.name]
         run = self.run.nodes[node.name]
         job = f"{ev.cluster}.{ev.proc}.0"
+        jid = f"{ev.cluster}.{ev.proc}"  # the jobstate log's condorID
         label = ULOG_NAMES.get(ev.type, f"ULOG_{ev.type:03d}")
         self.out.line(f"Event: {label} for HTCondor Node {node.name} ({job}) "
                       f"{{{time.strftime('%m/%d/%y %H:%M:%S', time.localtime(ev.timestamp))}}}")
@@ -661,22 +781,22 @@ class Engine:
         attrs = ev.attrs()
         if ev.type == eventlog.SUBMIT:
             t.procs[ev.proc] = 1
-            self._jobstate("SUBMIT", node.name, job) if ev.proc > 0 else None
+            self._jobstate("SUBMIT", node.name, jid) if ev.proc > 0 else None
         elif ev.type == eventlog.EXECUTE:
             t.procs[ev.proc] = 2
-            self._jobstate("EXECUTE", node.name, job)
+            self._jobstate("EXECUTE", node.name, jid)
         elif ev.type in (eventlog.EVICTED, eventlog.SHADOW_EXCEPTION, eventlog.RECONNECT_FAILED):
             t.procs[ev.proc] = 1
         elif ev.type == eventlog.HELD:
             t.procs[ev.proc] = 5
             run.hold_reason = str(attrs.get("HoldReason", ""))
             self.out.line(f"Node {node.name} job proc ({job}) held: {run.hold_reason}")
-            self._jobstate("JOB_HELD", node.name, job)
+            self._jobstate("JOB_HELD", node.name, jid)
             if node.hold is not None:
                 self._spawn(self._script(node, node.hold))
         elif ev.type == eventlog.RELEASED:
             t.procs[ev.proc] = 1
-            self._jobstate("JOB_RELEASED", node.name, job)
+            self._jobstate("JOB_RELEASED", node.name, jid)
         elif ev.type == eventlog.TERMINATED:
             t.procs[ev.proc] = 4
             if "TerminatedBySignal" in attrs:
@@ -689,15 +809,15 @@ class Engine:
                     self.out.line(f"Node {node.name} job proc ({job}) completed successfully.")
                 else:
                     self.out.line(f"Node {node.name} job proc ({job}) failed with status {code}.")
-            self._jobstate("JOB_TERMINATED", node.name, job)
-            self._jobstate("JOB_SUCCESS" if code == 0 else "JOB_FAILURE", node.name, job, extra=str(code))
+            self._jobstate("JOB_TERMINATED", node.name, jid)
+            self._jobstate("JOB_SUCCESS" if code == 0 else "JOB_FAILURE", node.name, str(code))
             if code != 0:
                 self._proc_failed(node, code)
         elif ev.type == eventlog.ABORTED:
             t.procs[ev.proc] = 3
             t.aborted += 1
             self.out.line(f"Node {node.name} job proc ({job}) was removed")
-            self._jobstate("JOB_ABORTED", node.name, job)
+            self._jobstate("JOB_ABORTED", node.name, jid)
             self._proc_failed(node, JOB_ABORTED)
         self._update_counts(node)
         if t.procs and all(s in (3, 4) for s in t.procs.values()) and len(t.procs) >= run.procs_submitted:
@@ -734,7 +854,7 @@ class Engine:
 
     def _job_text(self, node: Node) -> str | None:
         cluster = self.run.nodes[node.name].cluster
-        return f"{cluster}.0.0" if cluster is not None and cluster >= 0 else None
+        return f"{cluster}.0" if cluster is not None and cluster >= 0 else None
 
     def _job_finished(self, node: Node) -> None:
         """Every proc of the node's cluster has left the queue (or the node had no job)."""
@@ -773,6 +893,7 @@ class Engine:
             run.retry += 1
             self.journal.write("RETRY", node.name, run.retry)
             self.out.line(f"Retrying node {node.name} (retry #{run.retry} of {node.retry})...")
+            self.jobstate_seq.pop(node.name, None)
             run.cluster, run.procs_submitted, run.pre_return = None, 0, None
             run.status = NodeStatus.NOT_READY
             self._make_ready(node)
@@ -793,9 +914,27 @@ class Engine:
     def _jobstate(self, event: str, node: str | None, job_id: str | None, extra: str = "") -> None:
         if self.jobstate_fd is None:
             return
-        self.jobstate_seq += 1
+        seq = 0
+        if node is not None and self.jobstate_seen is not None and (node, event, job_id or "-") in self.jobstate_seen:
+            return
+        if node is not None:
+            seq = self.jobstate_seq.get(node, 0)
+            if not seq:
+                seq = self.jobstate_seq[node] = self.jobstate_next_seq
+                self.jobstate_next_seq += 1
+        if node is not None:
+            extra = self._job_tag(node)
         os.write(self.jobstate_fd, (jobstate_line(event, node, job_id, now=time.time(),
-                                                  sequence=self.jobstate_seq, extra=extra) + "\n").encode())
+                                                  sequence=seq, extra=extra) + "\n").encode())
+
+    def _job_tag(self, name: str) -> str:
+        tag = self.job_tags.get(name)
+        if tag is None:
+            node = self.dag.nodes[name]
+            tag = "-" if node.noop or node.inline is not None or node.dag_file is not None else \
+                jobstate_tag(os.path.join(self.jobs.node_dir(node), node.submit))
+            self.job_tags[name] = tag
+        return tag
 
     def _periodic(self, force: bool = False) -> None:
         now = time.time()
@@ -804,15 +943,15 @@ class Engine:
         self.next_periodic = now + PERIODIC_INTERVAL
         if not self.ending:
             self.run.dag_status = self._dag_status()
-        table = status_table(self.run)
+        table = status_table(self.run, self.dag)
         if table != self.last_table or force:
             self.last_table = table
             self.out.line(table.rstrip("\n"))
         sf = self.dag.node_status_file
         if sf is not None and (force or now >= self.next_status_file):
             self.next_status_file = now + max(1, sf.min_update_time)
-            files.write_atomic(os.path.join(self.base_dir, sf.file),
-                               node_status_text(self.dag, self.run, now, self.next_status_file))
+            files.write_atomic(os.path.join(self.base_dir, sf.file),  # the last write: NextUpdate = 0
+                               node_status_text(self.dag, self.run, now, 0 if self.ending else self.next_status_file))
         if self.dagman_id[0] and (force or now >= self.next_ad_update):
             self.next_ad_update = now + AD_UPDATE_INTERVAL
             self._spawn(self._update_ad())
@@ -826,7 +965,7 @@ class Engine:
             "DAG_NodesPost": str(c(NodeStatus.POSTRUN)), "DAG_NodesQueued": str(c(NodeStatus.SUBMITTED)),
             "DAG_NodesReady": str(c(NodeStatus.READY)), "DAG_NodesUnready": str(c(NodeStatus.NOT_READY)),
             "DAG_NodesFutile": str(c(NodeStatus.FUTILE)),
-            "DAG_Status": str(int(self._dag_status())), "DAG_InRecovery": "0",
+            "DAG_Status": str(int(self._dag_status())), "DAG_InRecovery": "1" if self.in_recovery else "0",
             "DAG_JobsSubmitted": str(self.jobs_submitted), "DAG_JobsIdle": str(procs.count(1)),
             "DAG_JobsHeld": str(procs.count(5)), "DAG_JobsRunning": str(procs.count(2)),
             "DAG_JobsCompleted": str(procs.count(4)),
@@ -889,6 +1028,8 @@ class Engine:
         self._periodic(force=True)
         if self.dagman_id[0]:
             await self._update_ad()
+        self.out.line(f"{self.jobs_submitted} node job proc(s) submitted; {self.batched_submits} submit call(s) "
+                      "carried several nodes' clusters (SUBMIT_CLUSTERS)")
         if code != 0 or self.removed:
             self._write_rescue(failed)
         else:

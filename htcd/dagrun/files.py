@@ -26,10 +26,13 @@ def nodes_log_path(template: str, dag_file: str) -> str:
     return os.path.abspath(text)
 
 
-def dag_paths(dag_file: str, lock_file: str | None, outfile_dir: str | None, node_log_template: str) -> DagPaths:
+def dag_paths(dag_file: str, lock_file: str | None, outfile_dir: str | None, node_log_template: str,
+              out: str | None = None) -> DagPaths:
+    """``out``: the dagman.out path given as _CONDOR_DAGMAN_LOG (by the .condor.sub), if any."""
     out_dir = outfile_dir or os.path.dirname(dag_file) or "."
     lock = lock_file or dag_file + ".lock"
-    return DagPaths(dag_file=dag_file, out=os.path.join(out_dir, os.path.basename(dag_file) + ".dagman.out"),
+    out = out or os.path.join(out_dir, os.path.basename(dag_file) + ".dagman.out")
+    return DagPaths(dag_file=dag_file, out=out,
                     lock=lock, journal=lock[:-5] + ".dagman.journal" if lock.endswith(".lock")
                     else lock + ".journal", nodes_log=nodes_log_path(node_log_template, dag_file))
 

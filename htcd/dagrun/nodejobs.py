@@ -110,3 +110,33 @@ class NodeJobs:
         if node.kind is NodeKind.SUBDAG:
             cluster_ad["DAG_NodePriority"] = str(priority)
         return (cluster_ad, procs), list(desc.warnings)
+
+
+def submit_file_value(path: str, keyword: str) -> str:
+    """The value a submit file gives ``keyword`` as condor_dagman reads it for the jobstate log:
+    the last logical line ``keyword = value`` (name compared without case), quotes stripped;
+    "" when none, when the value holds a macro, or when the file cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read().replace("\\\n", "")
+    except OSError:
+        return ""
+    value = ""
+    for line in text.splitlines():
+        words = [w.strip() for w in line.split("=") if w.strip()]
+        if len(words) >= 2 and words[0].lower() == keyword.lower():
+            value = words[1]
+    if "$" in value:
+        return ""
+    if value.startswith('"'):
+        value = value[1:]
+    if value.endswith('"'):
+        value = value[:-1]
+    return value
+
+
+def jobstate_tag(path: str) -> str:
+    """The node's job tag in the jobstate log: the value of the attribute ``+job_tag_name``
+    names (default ``+pegasus_site``) in its submit file, or ``-``."""
+    name = submit_file_value(path, "+job_tag_name") or "+pegasus_site"
+    return submit_file_value(path, name) or "-"

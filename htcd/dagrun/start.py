@@ -11,9 +11,10 @@ from typing import TextIO
 
 from htcd.config import Config
 from htcd.dagman import DagError, parse_dag
+from htcd.dagman.errors import DagWarning
 from htcd.dagman.rescue import apply_rescue, last_rescue, rescue_name
+from htcd.dagman.settings import DagmanSettings
 from htcd.dagrun import files
-from htcd.dagrun._interim import DagmanSettings
 from htcd.dagrun.args import parse_args
 from htcd.dagrun.engine import Engine
 from htcd.dagrun.journal import JournalState, read_journal
@@ -51,12 +52,19 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
         raise UserError(f"cannot run the DAG: {exc}") from None
     except OSError as exc:
         raise UserError(f"cannot read the DAG file {dag_file}: {exc.strerror}") from None
+    # the DAG's CONFIG, else -config, else what the .condor.sub put in the environment
+    config_file = (os.path.join(base_dir, dag.config) if dag.config else args.config
+                   or os.environ.get("_CONDOR_DAGMAN_CONFIG_FILE") or None)
     try:
-        settings = DagmanSettings.load(cfg.get, os.path.join(base_dir, dag.config) if dag.config else args.config,
-                                       args.overrides())
+        settings = DagmanSettings.load(cfg.get, config_file, args.overrides())
     except (DagError, ValueError) as exc:
         raise UserError(f"DAGMan settings: {exc}") from None
-    paths = files.dag_paths(dag_file, args.lock_file, args.outfile_dir, settings.default_node_log)
+    paths = files.dag_paths(dag_file, args.lock_file, args.outfile_dir, settings.default_node_log,
+                            out=os.environ.get("_CONDOR_DAGMAN_LOG") or None)
+    max_log = os.environ.get("_CONDOR_MAX_DAGMAN_LOG", "0").strip()
+    if max_log not in ("", "0"):
+        settings.warnings.append(DagWarning(f"MAX_DAGMAN_LOG = {max_log}: htcd's DAGMan never rotates "
+                                            f"{paths.out} (as with 0)"))
     if args.no_submit:  # parse and check only: nothing is submitted, no file is written
         seconds = time.perf_counter() - started
         rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

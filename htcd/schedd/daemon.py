@@ -17,7 +17,7 @@ from typing import Any
 from htcd.classad import ClassAd
 from htcd.daemon import Daemon
 from htcd.errors import UserError
-from htcd.schedd import dagjobs, history_query
+from htcd.schedd import batchsubmit, dagjobs, history_query
 from htcd.schedd.actions import JobActions
 from htcd.schedd.ads import ScheddAds
 from htcd.schedd.alive import KeepAlive
@@ -82,6 +82,8 @@ class Schedd(Daemon):
     def command_handlers(self) -> dict[str, Handler]:
         submits, actions, negotiation = self.submits, self.actions, self.negotiation
         return {"RESERVE_CLUSTER": submits.cmd_reserve, "SUBMIT": submits.cmd_submit,
+                "RESERVE_CLUSTERS": lambda req: batchsubmit.cmd_reserve_clusters(submits, req),
+                "SUBMIT_CLUSTERS": lambda req: batchsubmit.cmd_submit_clusters(submits, req),
                 "QUERY_JOBS": actions.cmd_query, "ACT_ON_JOBS": actions.cmd_act,
                 "NEGOTIATE": negotiation.cmd_negotiate, "MATCHES": negotiation.cmd_matches,
                 "QUERY_SCHEDD_HISTORY": history_query.handler(self),

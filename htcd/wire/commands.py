@@ -49,6 +49,8 @@ _TABLE = [
     # schedd
     Command("RESERVE_CLUSTER", auth.WRITE, ("SCHEDD",), "Reserve the next cluster id for a submit."),
     Command("SUBMIT", auth.WRITE, ("SCHEDD",), "Commit a cluster and its procs in one transaction."),
+    Command("RESERVE_CLUSTERS", auth.WRITE, ("SCHEDD",), "Reserve several cluster ids for SUBMIT_CLUSTERS."),
+    Command("SUBMIT_CLUSTERS", auth.WRITE, ("SCHEDD",), "Commit several clusters in one transaction (DAGMan)."),
     Command("QUERY_JOBS", auth.READ, ("SCHEDD",), "Job ads matching a constraint, projected."),
     Command("QUERY_SCHEDD_HISTORY", auth.READ, ("SCHEDD",), "Ads of jobs that left the queue, newest first, "
             "streamed."),
