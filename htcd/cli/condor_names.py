@@ -31,6 +31,7 @@ _CONDOR_TOOLS: dict[str, tuple[str, ...]] = {
     "ping": ("ping",),
     "vacate": ("vacate",),
     "vacate_job": ("vacate_job",),
+    "tail": ("tail",),
     "transfer_data": ("transfer_data",),
     "updates_stats": ("updates_stats",),
     "token_create": ("token", "create"),

@@ -26,6 +26,7 @@ from htcd.startd.ads import slot_ad
 from htcd.startd.claims import Claims, JobRun, job_lease
 from htcd.startd.cron import Cron, load_jobs
 from htcd.startd.draining import Draining
+from htcd.startd.inside import Inside
 from htcd.startd.slot import (
     BUSY,
     CLAIMED,
@@ -74,6 +75,7 @@ class Startd(Daemon):
         # only this reference until they run)
         self.claims = Claims(self)
         self.draining = Draining(self)
+        self.inside = Inside(self)
         super().__init__(*args, **kwargs)
         self.plugins = get_plugin_manager(self.config, self.log)
         self.universes: dict[str, Universe] = {}
@@ -117,7 +119,8 @@ class Startd(Daemon):
                 "ALIVE": claims.cmd_alive, "RECONNECT_JOB": claims.cmd_reconnect_job,
                 "FETCH_OUTPUT": self.cmd_fetch_output, "CHECKPOINT_STORED": claims.cmd_checkpoint_stored,
                 "VACATE_CLAIMS": claims.cmd_vacate_claims,
-                "DRAIN_JOBS": draining.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": draining.cmd_cancel_drain_jobs}
+                "DRAIN_JOBS": draining.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": draining.cmd_cancel_drain_jobs,
+                "STARTER_PEEK": self.inside.cmd_starter_peek}
 
     # -- start-up ------------------------------------------------------------------------
     async def startup(self) -> None:

@@ -70,6 +70,7 @@ _TABLE = [
     Command("CHECKPOINT_STORED", auth.DAEMON, ("STARTD",), "The shadow kept a running job's checkpoint in the "
             "spool: restart the job."),
     Command("VACATE_CLAIMS", auth.ADMINISTRATOR, ("STARTD",), "End the claims of slots, vacating their jobs (htcd vacate)."),
+    Command("STARTER_PEEK", auth.WRITE, ("STARTD",), "Bytes of a running job's stdout, stderr or output file (htcd tail); the job's owner or a queue superuser only."),
     # master
     Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon but the master (htcd off)."),
     Command("DAEMONS_ON", auth.ADMINISTRATOR, ("MASTER",), "Start the daemons of DAEMON_LIST that are off."),

@@ -1,0 +1,75 @@
+"""Looking inside a running job: where it runs (from the schedd's ad) and the startd's
+``STARTER_PEEK`` (htcd tail)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from htcd.client.schedd import ScheddClient
+from htcd.errors import UserError
+from htcd.wire.address import Address
+from htcd.wire.client import Connection
+from htcd.wire.errors import WireError
+
+RUNNING = 2
+STATUS_NAMES = {1: "idle", 2: "running", 3: "removed", 4: "completed", 5: "held", 6: "transferring output",
+                7: "suspended"}
+
+
+@dataclass
+class Where:
+    """A job's place as the schedd's ad says (``JobStatus``; ``StartdIpAddr`` while it runs)."""
+
+    cluster: int
+    proc: int
+    status: int
+    startd: str
+    host: str
+
+
+def parse_job_id(text: str) -> tuple[int, int | None]:
+    """``cluster.proc`` or ``cluster`` (its first job)."""
+    head, _, tail = text.partition(".")
+    try:
+        return int(head), (int(tail) if tail else None)
+    except ValueError:
+        raise UserError(f"{text!r} is not a job id (cluster.proc or cluster)") from None
+
+
+def locate(schedd: Address, job: str) -> Where:
+    """The job's status and, while it runs, its startd, from the schedd's queue."""
+    cluster, proc = parse_job_id(job)
+    constraint = f"ClusterId == {cluster}" + (f" && ProcId == {proc}" if proc is not None else "")
+    with ScheddClient(schedd, timeout=30.0) as client:
+        ads = [ad for chunk in client.query(constraint, ["ClusterId", "ProcId", "JobStatus", "StartdIpAddr",
+                                                         "RemoteHost"]) for ad in chunk]
+    if not ads:
+        raise UserError(f"job {job} is not in the queue")
+    ad = ads[0]
+
+    def text(key: str) -> str:
+        value = ad.get(key, "")
+        return value[1:-1] if value.startswith('"') and value.endswith('"') else value
+
+    return Where(int(text("ClusterId")), int(text("ProcId")), int(text("JobStatus") or 0), text("StartdIpAddr"),
+                 text("RemoteHost"))
+
+
+def not_running(where: Where) -> str:
+    state = STATUS_NAMES.get(where.status, f"in status {where.status}")
+    return f"job {where.cluster}.{where.proc} is not running (it is {state})"
+
+
+def peek(where: Where, file: str, offset: int | None, maxbytes: int) -> tuple[bytes, int]:
+    """``STARTER_PEEK`` on the job's startd: (bytes, next offset)."""
+    args: dict[str, Any] = {"cluster": where.cluster, "proc": where.proc, "file": file, "maxbytes": maxbytes}
+    if offset is not None:
+        args["offset"] = offset
+    try:
+        with Connection(Address.parse(where.startd), timeout=30.0) as conn:
+            reply = conn.call("STARTER_PEEK", **args)
+    except WireError as exc:
+        raise UserError(f"cannot tail job {where.cluster}.{where.proc} on {where.host}: {exc}") from None
+    return bytes(reply.get("data") or b""), int(reply.get("offset") or 0)
+
