@@ -32,6 +32,7 @@ _CONDOR_TOOLS: dict[str, tuple[str, ...]] = {
     "vacate": ("vacate",),
     "vacate_job": ("vacate_job",),
     "tail": ("tail",),
+    "chirp": ("chirp",),
     "transfer_data": ("transfer_data",),
     "updates_stats": ("updates_stats",),
     "token_create": ("token", "create"),

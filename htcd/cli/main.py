@@ -52,6 +52,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "vacate": ("vacate", "vacate the jobs running on a machine (their claims end)"),
     "vacate_job": ("vacate", "vacate running jobs, which go back to idle"),
     "tail": ("tail", "print the last bytes of a running job's stdout, stderr or output file"),
+    "chirp": ("chirp", "from inside a running job: get or set its job attributes, write to its user log"),
     "transfer_data": ("transfer_data", "fetch the output of jobs submitted with -spool"),
     "version": ("control", "print the version"),
     "classad_eval": ("classad_eval", "evaluate ClassAd expressions (or a JSON-lines stream of them)"),

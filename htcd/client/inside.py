@@ -73,3 +73,35 @@ def peek(where: Where, file: str, offset: int | None, maxbytes: int) -> tuple[by
         raise UserError(f"cannot tail job {where.cluster}.{where.proc} on {where.host}: {exc}") from None
     return bytes(reply.get("data") or b""), int(reply.get("offset") or 0)
 
+
+
+CHIRP_CONFIG = ".chirp.config"
+
+
+def chirp_config(environ: dict[str, str]) -> tuple[Address, str]:
+    """(startd address, cookie) from the job's ``.chirp.config``: ``_CONDOR_CHIRP_CONFIG``, else the
+    file in ``_CONDOR_SCRATCH_DIR``, else in the current directory."""
+    path = environ.get("_CONDOR_CHIRP_CONFIG") or \
+        f"{environ.get('_CONDOR_SCRATCH_DIR') or '.'}/{CHIRP_CONFIG}"
+    try:
+        with open(path) as f:
+            words = f.read().split()
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist: chirp works only inside a running job submitted with "
+                        "+WantIOProxy = true (want_io_proxy = true)") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from None
+    if len(words) != 2:
+        raise UserError(f"{path}:1: not a chirp configuration (expected ADDRESS COOKIE)")
+    return Address.parse(words[0]), words[1]
+
+
+def chirp(environ: dict[str, str], op: str, **args: str) -> dict[str, Any]:
+    """One chirp request through the job's startd; its reply."""
+    address, cookie = chirp_config(environ)
+    try:
+        with Connection(address, timeout=60.0) as conn:
+            reply = conn.call("CHIRP", cookie=cookie, op=op, **args)
+    except WireError as exc:
+        raise UserError(f"chirp {op} failed: {exc}") from None
+    return reply if isinstance(reply, dict) else {}

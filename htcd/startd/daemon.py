@@ -120,7 +120,7 @@ class Startd(Daemon):
                 "FETCH_OUTPUT": self.cmd_fetch_output, "CHECKPOINT_STORED": claims.cmd_checkpoint_stored,
                 "VACATE_CLAIMS": claims.cmd_vacate_claims,
                 "DRAIN_JOBS": draining.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": draining.cmd_cancel_drain_jobs,
-                "STARTER_PEEK": self.inside.cmd_starter_peek}
+                "STARTER_PEEK": self.inside.cmd_starter_peek, "CHIRP": self.inside.cmd_chirp}
 
     # -- start-up ------------------------------------------------------------------------
     async def startup(self) -> None:
@@ -639,7 +639,7 @@ class Startd(Daemon):
                           config=self.config, memory_mb=slot.memory, on_sample=lambda _usage: self._job_sampled(slot),
                           assigned={self.resources[r].name: slot.ids.get(r, []) for r, res in self.resources.items()
                                     if res.ids is not None},
-                          machine_ad=slot_ad(self, slot))
+                          machine_ad=slot_ad(self, slot), chirp_address=str(self.server.address))
         run = JobRun(f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}", job_lease(job), starter)
         starter.on_update = run.sampled  # usage samples stream to the shadow
         starter.on_checkpoint = run.checkpoint  # and checkpoints, each confirmed with CHECKPOINT_STORED

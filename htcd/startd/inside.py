@@ -1,21 +1,27 @@
-"""The startd's commands for looking inside a running job: ``STARTER_PEEK`` (htcd tail).
+"""The startd's commands for looking inside a running job: ``STARTER_PEEK`` (htcd tail) and
+``CHIRP`` (htcd chirp, from inside the job).
 
-The tool names the job (cluster, proc and its ``User``, read from the schedd's ad); the startd
-finds the slot running it, lets only the job's owner or a queue superuser in (htcd/starter/peek.py)
-and answers from the starter's files.
+For a peek the tool names the job (cluster and proc, read from the schedd's ad); the startd finds
+the slot running it, lets only the job's owner or a queue superuser in (htcd/starter/peek.py) and
+answers from the starter's files.  A chirp carries the cookie of the job's ``.chirp.config``
+(htcd/starter/chirp.py); the startd relays it to the job's schedd with the job's claim id
+(``CHIRP_JOB``), which proves to the schedd that the request comes from where the job runs.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import TYPE_CHECKING, Any
 
 from htcd.starter import peek
 from htcd.starter.starter import STDERR, STDOUT, Starter
-from htcd.wire.errors import CommandError
+from htcd.wire.client import AsyncConnection
+from htcd.wire.errors import CommandError, WireError
 from htcd.wire.server import Request
 
 if TYPE_CHECKING:
     from htcd.startd.daemon import Startd
+    from htcd.startd.slot import Claim
 
 MAX_PEEK = 1024 * 1024  # the most one STARTER_PEEK returns of a file
 
@@ -59,3 +65,47 @@ class Inside:
         path = peek.path_of(starter.job_ad, starter.sandbox, shared, which, STDOUT, STDERR)
         data, after = peek.read(path, offset, maxbytes)
         return {"data": data, "offset": after}
+
+    def _chirper(self, cookie: str) -> tuple[Starter, Claim]:
+        """The starter whose job holds ``cookie``, and its claim."""
+        given = cookie.encode("utf-8", "surrogatepass")
+        for slot in self.startd.all_slots():
+            starter = slot.starter
+            if starter is None or slot.claim is None or not starter.chirp_cookie:
+                continue
+            if secrets.compare_digest(starter.chirp_cookie.encode(), given):
+                return starter, slot.claim
+        raise CommandError("no running job holds that chirp cookie (the job has ended, or its .chirp.config "
+                           "is not this execute point's)", "PERMISSION_DENIED")
+
+    async def _schedd(self, host: str) -> str:
+        """The address of the schedd that claimed the slot (its host, from the claim request),
+        from the collector."""
+        if not host:
+            raise CommandError("the claim does not say which schedd holds it", "FAILED")
+        quoted = host.replace("\\", "\\\\").replace('"', '\\"')
+        ads = await self.startd.send_to_collector("QUERY_ADS", ad_type="Scheduler",
+                                                  constraint=f'Name == "{quoted}" || Machine == "{quoted}"',
+                                                  projection=["MyAddress"])
+        text = str((ads or [{}])[0].get("MyAddress", "") or "").strip('"')
+        if not text:
+            raise CommandError(f"the collector knows no schedd on {host}", "FAILED")
+        return text
+
+    async def cmd_chirp(self, req: Request) -> dict[str, Any]:
+        """``CHIRP {cookie, op, attr?, value?, text?}`` from inside a job with ``WantIOProxy``."""
+        starter, claim = self._chirper(req.arg_str("cookie", required=True))
+        job = starter.job_ad
+        args = {k: req.args[k] for k in ("op", "attr", "value", "text") if isinstance(req.args.get(k), str)}
+        self.startd.log.info("job %s.%s chirps %s", job.get_value("ClusterId"), job.get_value("ProcId"),
+                             args.get("op"))
+        try:
+            conn = await AsyncConnection.open(await self._schedd(claim.client), timeout=30)
+            try:
+                reply = await conn.call("CHIRP_JOB", cluster=job.get_value("ClusterId"), proc=job.get_value("ProcId"),
+                                        claim_id=claim.id, **args)
+            finally:
+                await conn.close()
+        except WireError as exc:
+            raise CommandError(f"the job's schedd did not take the chirp: {exc}", "FAILED") from None
+        return reply if isinstance(reply, dict) else {}

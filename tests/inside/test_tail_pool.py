@@ -36,6 +36,7 @@ def test_tail_shows_follows_and_refuses_others(make_pool, execute_dir: Path,
     pool = make_pool({"EXECUTE": str(execute_dir)})
     job, sandbox = start_job(pool, execute_dir)
     assert pool.htcd("tail", job).stdout == "line one\n"
+    assert not (sandbox / ".chirp.config").exists()  # no chirp for a job without WantIOProxy
     assert pool.htcd("tail", "-stderr", job).stdout == "on stderr\n"
     assert pool.htcd("tail", "-maxbytes", "4", job.split(".")[0]).stdout == "one\n"
     refused = pool.htcd("tail", job, "secret.txt", check=False)  # not in transfer_output_files
