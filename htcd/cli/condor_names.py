@@ -33,6 +33,7 @@ _CONDOR_TOOLS: dict[str, tuple[str, ...]] = {
     "vacate_job": ("vacate_job",),
     "tail": ("tail",),
     "chirp": ("chirp",),
+    "ssh_to_job": ("ssh_to_job",),
     "transfer_data": ("transfer_data",),
     "updates_stats": ("updates_stats",),
     "token_create": ("token", "create"),

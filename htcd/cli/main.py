@@ -53,6 +53,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "vacate_job": ("vacate", "vacate running jobs, which go back to idle"),
     "tail": ("tail", "print the last bytes of a running job's stdout, stderr or output file"),
     "chirp": ("chirp", "from inside a running job: get or set its job attributes, write to its user log"),
+    "ssh_to_job": ("ssh_to_job", "a shell or a command in a running job's sandbox, as the job's user"),
     "transfer_data": ("transfer_data", "fetch the output of jobs submitted with -spool"),
     "version": ("control", "print the version"),
     "classad_eval": ("classad_eval", "evaluate ClassAd expressions (or a JSON-lines stream of them)"),

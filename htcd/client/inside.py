@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,7 @@ from htcd.errors import UserError
 from htcd.wire.address import Address
 from htcd.wire.client import Connection
 from htcd.wire.errors import WireError
+from htcd.wire.framing import encode
 
 RUNNING = 2
 STATUS_NAMES = {1: "idle", 2: "running", 3: "removed", 4: "completed", 5: "held", 6: "transferring output",
@@ -105,3 +107,63 @@ def chirp(environ: dict[str, str], op: str, **args: str) -> dict[str, Any]:
     except WireError as exc:
         raise UserError(f"chirp {op} failed: {exc}") from None
     return reply if isinstance(reply, dict) else {}
+
+
+def ssh(where: Where, command: str, tty: tuple[int, int] | None, stdin_fd: int,
+        write: Callable[[str, bytes], None], window: Callable[[], tuple[int, int] | None] | None = None) -> int:
+    """``SSH_TO_JOB`` on the job's startd: relays ``stdin_fd`` to the process (a thread) and its
+    output to ``write(stream, data)``; the process's exit code."""
+    import contextlib
+    import os
+    import signal
+    import threading
+
+    args: dict[str, Any] = {"cluster": where.cluster, "proc": where.proc, "remote_command": command}
+    if tty is not None:
+        args["tty"] = list(tty)
+    try:
+        conn = Connection(Address.parse(where.startd), timeout=None)
+    except WireError as exc:
+        raise UserError(f"cannot reach job {where.cluster}.{where.proc} on {where.host}: {exc}") from None
+
+    lock, done = threading.Lock(), threading.Event()
+
+    def send(frame: dict[str, Any], last: bool = False) -> None:
+        with lock:
+            if done.is_set():
+                return
+            if last:
+                done.set()
+            with contextlib.suppress(OSError):  # the connection is gone: the reply loop says so
+                conn.sock.sendall(encode(frame))
+
+    def pump() -> None:
+        while True:
+            try:
+                data = os.read(stdin_fd, 65536)
+            except OSError:
+                data = b""
+            if not data:
+                send({"eof": True})
+                return
+            send({"stdin": data})
+
+    if window is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGWINCH, lambda *_: send({"winch": list(window() or (24, 80))}))
+    code = 0
+    try:
+        for part in conn.stream("SSH_TO_JOB", **args):
+            if isinstance(part, dict):
+                if part.get("started"):  # the startd reads input from now on
+                    threading.Thread(target=pump, daemon=True, name="stdin").start()
+                for key in ("out", "err"):
+                    if isinstance(part.get(key), bytes):
+                        write(key, part[key])
+                if "exit" in part:
+                    code = int(part["exit"])
+                    send({"bye": True}, last=True)
+    except WireError as exc:
+        raise UserError(f"ssh_to_job {where.cluster}.{where.proc}: {exc}") from None
+    finally:
+        conn.close()
+    return code

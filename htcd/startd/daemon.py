@@ -120,7 +120,8 @@ class Startd(Daemon):
                 "FETCH_OUTPUT": self.cmd_fetch_output, "CHECKPOINT_STORED": claims.cmd_checkpoint_stored,
                 "VACATE_CLAIMS": claims.cmd_vacate_claims,
                 "DRAIN_JOBS": draining.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": draining.cmd_cancel_drain_jobs,
-                "STARTER_PEEK": self.inside.cmd_starter_peek, "CHIRP": self.inside.cmd_chirp}
+                "STARTER_PEEK": self.inside.cmd_starter_peek, "CHIRP": self.inside.cmd_chirp,
+                "SSH_TO_JOB": self.inside.cmd_ssh_to_job}
 
     # -- start-up ------------------------------------------------------------------------
     async def startup(self) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from htcd.starter import peek
+from htcd.starter import peek, shell
 from htcd.starter.starter import STDERR, STDOUT, Starter
 from htcd.wire.client import AsyncConnection
 from htcd.wire.errors import CommandError, WireError
@@ -109,3 +109,26 @@ class Inside:
         except WireError as exc:
             raise CommandError(f"the job's schedd did not take the chirp: {exc}", "FAILED") from None
         return reply if isinstance(reply, dict) else {}
+
+    async def cmd_ssh_to_job(self, req: Request) -> dict[str, Any]:
+        """``SSH_TO_JOB {cluster, proc, remote_command?, tty?: [rows, cols]}``: a shell or a command in the
+        job's sandbox, as the job's user; output as partial replies, the exit code last."""
+        if not self.startd.config.get_bool("ENABLE_SSH_TO_JOB", True):
+            raise CommandError(f"ENABLE_SSH_TO_JOB is false on {self.startd.hostname}: this execute point does "
+                               "not allow ssh_to_job", "PERMISSION_DENIED")
+        starter = self.running(req, "ssh to")
+        runas = starter.runas
+        tty = req.args.get("tty")
+        size = (int(tty[0]), int(tty[1])) if isinstance(tty, list) and len(tty) == 2 else None
+        argv = shell.argv_for(starter.environment, req.arg_str("remote_command", ""), size is not None)
+        session = shell.Session(argv, starter.workdir or starter.sandbox, dict(starter.environment),
+                                runas.uid if runas else None, runas.gid if runas else None, size)
+        self.startd.log.info("ssh_to_job: %s runs %s in job %s.%s's sandbox", req.identity, argv,
+                             req.args["cluster"], req.args["proc"])
+        try:
+            await session.start()
+        except OSError as exc:
+            raise CommandError(f"cannot start {argv[0]} in the job's sandbox: {exc.strerror or exc}", "FAILED") from None
+        await req.send_partial({"started": True})  # the tool's input may come now
+        code = await session.relay(req.conn.reader, req.send_partial)
+        return {"exit": code}

@@ -76,6 +76,8 @@ class Starter:
     running: RunningJob | None = None
     chirp_address: str = ""  # the startd's address, for a job with WantIOProxy (htcd/starter/chirp.py)
     chirp_cookie: str = ""  # what that job's chirp requests must carry
+    environment: dict[str, str] = field(default_factory=dict)  # the job's, for ssh_to_job (htcd/starter/shell.py)
+    workdir: str = ""  # the job's working directory: its sandbox, or its Iwd on a shared file system
     sandbox: str = ""
     killed: bool = False
     stopped: bool = False  # suspended -- also when asked before the job's process existed
@@ -144,6 +146,7 @@ class Starter:
         self.log.info("job %s.%s: sandbox %s, user %s (%s), %s", ad.get_value("ClusterId"), ad.get_value("ProcId"),
                       self.sandbox, runas.name, runas.why,
                       f"cgroup {self.cgroup.rel} (v{self.cgroup.layout.version})" if self.cgroup else "no cgroup")
+        self.environment, self.workdir = env, cwd
         return JobContext(job_ad=ad, sandbox=cwd, executable=executable,
                           arguments=jobenv.arguments(ad.get_value("Arguments"), ad.get_value("Args")),
                           environment=env, stdin=stdin, stdout=stdout, stderr=stderr, uid=uid, gid=gid,

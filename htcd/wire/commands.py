@@ -72,9 +72,12 @@ _TABLE = [
     Command("CHECKPOINT_STORED", auth.DAEMON, ("STARTD",), "The shadow kept a running job's checkpoint in the "
             "spool: restart the job."),
     Command("VACATE_CLAIMS", auth.ADMINISTRATOR, ("STARTD",), "End the claims of slots, vacating their jobs (htcd vacate)."),
-    Command("STARTER_PEEK", auth.WRITE, ("STARTD",), "Bytes of a running job's stdout, stderr or output file (htcd tail); the job's owner or a queue superuser only."),
+    Command("STARTER_PEEK", auth.WRITE, ("STARTD",), "Bytes of a running job's stdout, stderr or output file "
+            "(htcd tail); the job's owner or a queue superuser only."),
     Command("CHIRP", auth.READ, ("STARTD",), "A running job's chirp (htcd chirp), authorized by the cookie in its "
             ".chirp.config; relayed to the job's schedd."),
+    Command("SSH_TO_JOB", auth.WRITE, ("STARTD",), "A shell or command in a running job's sandbox as the job's "
+            "user, its I/O relayed (htcd ssh_to_job); the job's owner or a queue superuser, if ENABLE_SSH_TO_JOB."),
     # master
     Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon but the master (htcd off)."),
     Command("DAEMONS_ON", auth.ADMINISTRATOR, ("MASTER",), "Start the daemons of DAEMON_LIST that are off."),

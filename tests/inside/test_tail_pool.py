@@ -31,7 +31,7 @@ def start_job(pool: Pool, execute: Path) -> tuple[str, Path]:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
-def test_tail_shows_follows_and_refuses_others(make_pool, execute_dir: Path,
+def test_tail_shows_follows_and_refuses_others(execute_dir: Path, make_pool,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     pool = make_pool({"EXECUTE": str(execute_dir)})
     job, sandbox = start_job(pool, execute_dir)
