@@ -37,7 +37,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 def _window() -> tuple[int, int] | None:
     try:
-        size = os.get_terminal_size(sys.stdin.fileno())
+        size = os.get_terminal_size(0)
     except OSError:
         return None
     return size.lines, size.columns
@@ -60,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
         time.sleep(POLL)  # -auto-retry's period: a user's wait
         where = inside.locate(address, args.job)
     command = " ".join(args.remote_command)
-    stdin = sys.stdin.fileno()
+    stdin = 0  # the descriptor itself: sys.stdin may be replaced by a wrapper without one
     interactive = not command and os.isatty(stdin)
     out, err = sys.stdout.buffer, sys.stderr.buffer
 

@@ -46,17 +46,18 @@ def test_ssh_to_job_runs_in_the_sandbox_and_refuses_others(execute_dir: Path, ma
     os.close(child)
     seen = b""
     try:
-        os.write(main, b"tty; echo $MARK-$((6*7)); exit 5\n")
-
-        def read_more() -> bool:
+        def read_until(want: bytes) -> bool:
             nonlocal seen
             if select.select([main], [], [], 0.1)[0]:
                 try:
                     seen += os.read(main, 4096)
                 except OSError:  # the tool closed its terminal
                     return shell.poll() is not None
-            return b"inside-the-job-42" in seen and shell.poll() is not None
-        wait_for(read_more, 60, lambda: f"the shell's answer, got {seen!r}")
+            return want in seen
+        wait_for(lambda: read_until(b"$ "), 60, lambda: f"the shell's prompt, got {seen!r}")  # raw mode is on
+        os.write(main, b"tty; echo $MARK-$((6*7)); exit 5\r")
+        wait_for(lambda: read_until(b"inside-the-job-42") and shell.poll() is not None, 60,
+                 lambda: f"the shell's answer, got {seen!r}")
         assert shell.wait(timeout=30) == 5
         assert b"/dev/pts/" in seen
     finally:
@@ -71,8 +72,9 @@ def test_ssh_to_job_runs_in_the_sandbox_and_refuses_others(execute_dir: Path, ma
     assert f"may not ssh to job {job}" in err and "QUEUE_SUPER_USERS" in err, err
 
     # where the execute point does not allow it
-    pool.htcd("config_val", "-startd", "-rset", "ENABLE_SSH_TO_JOB = false")
-    pool.htcd("reconfig", "-daemon", "startd")
+    with open(pool.dir / "htcd_config", "a") as f:
+        f.write("ENABLE_SSH_TO_JOB = false\n")
+    pool.htcd("reconfig")
     off = wait_for(lambda: (lambda p: p if "ENABLE_SSH_TO_JOB is false" in p.stderr else None)(
         pool.htcd("ssh_to_job", job, "pwd", check=False)), 30, "the reconfigured startd")
     assert off.returncode == 1 and off.stdout == "" and "Traceback" not in off.stderr
