@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from htcd.schedd.attrcheck import check_edit
 from htcd.schedd.jobs import RUNNING, Job
+from htcd.schedd.query import PRIVATE
 from htcd.schedd.queue import update_procs
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Request
@@ -50,6 +51,8 @@ class Chirp:
         op = req.arg_str("op", required=True)
         if op == "get_job_attr":
             attr = req.arg_str("attr", required=True)
+            if attr.lower() in (p.lower() for p in PRIVATE):  # the claim's secret, as no query shows it
+                return {"value": None}
             return {"value": job.text(attr)}
         if op == "ulog":
             self.schedd.events.event(job, generic_event(job.cluster.id, job.proc_id, req.arg_str("text", "")))

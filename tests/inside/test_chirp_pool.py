@@ -40,6 +40,7 @@ chirp get_job_attr RequestCpus
 chirp get_job_attr_delayed ChirpColor
 chirp ulog "halfway there" || echo "ulog failed"
 chirp get_job_attr NoSuchAttr 2>&1
+chirp get_job_attr ClaimId 2>&1
 chirp fetch a b 2>&1
 echo done
 while [ ! -e end ]; do sleep 0.1; done
@@ -62,6 +63,7 @@ def test_chirp_from_a_running_job(make_pool, execute_dir: Path) -> None:
                    60, lambda: "the job's chirps\n" + pool.log("StartLog")[-2000:] + pool.log("SchedLog")[-2000:])
     assert out.splitlines() == ["1", '"blue"',
                                 "htcd chirp: chirp get_job_attr: the job has no attribute NoSuchAttr",
+                                "htcd chirp: chirp get_job_attr: the job has no attribute ClaimId",
                                 "htcd chirp: chirp fetch: htcd's chirp does not offer file operations; only "
                                 "set_job_attr, set_job_attr_delayed, get_job_attr, get_job_attr_delayed, ulog",
                                 "done"], out
