@@ -5,6 +5,7 @@ nobody (root's jobs never run as root), with the system's Python 3 and this chec
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sysconfig
 from pathlib import Path
@@ -21,7 +22,7 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 
 def nobody_runs_htcd() -> bool:
     """Whether nobody can run this checkout's htcd with the system's Python (same version)."""
-    if os.geteuid() != 0 or not os.access(SYSTEM_PYTHON, os.X_OK):
+    if os.geteuid() != 0 or not os.access(SYSTEM_PYTHON, os.X_OK) or shutil.which("su") is None:
         return False
     probe = subprocess.run(["su", "nobody", "-s", "/bin/sh", "-c",
                             f"PYTHONPATH={CHECKOUT}:{SITE} {SYSTEM_PYTHON} -c 'import htcd.cli.chirp'"],
