@@ -42,6 +42,7 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
                    help="a submit command added just before the queue statement (repeatable)")
     p.add_argument("-queue", dest="queue", metavar="ARGS",
                    help="the queue statement's arguments, replacing the file's queue statements")
+    p.add_argument("-interactive", action="store_true", help=argparse.SUPPRESS)  # refused in run, with why
     p.add_argument("-strict", action="store_true",
                    help="refuse a line that is no submit command and that nothing uses (default: a warning)")
     return run
@@ -88,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
     from htcd.submit import parse_submit
     from htcd.submit.templates import TemplateSet
 
+    if args.interactive:
+        raise UserError("-interactive: htcd does not offer interactive jobs yet: the placeholder job, waiting for "
+                        "it to run and attaching to it are not written (docs/inside.md); submit a job that sleeps "
+                        "and use htcd ssh_to_job JOBID")
     words = ([args.file] if args.file else []) + list(getattr(args, "extra", []))
     defines = [a for a in words if "=" in a]
     files = [a for a in words if "=" not in a]

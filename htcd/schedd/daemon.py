@@ -22,6 +22,7 @@ from htcd.schedd.actions import JobActions
 from htcd.schedd.ads import ScheddAds
 from htcd.schedd.alive import KeepAlive
 from htcd.schedd.autocluster import AutoClusters
+from htcd.schedd.chirp import Chirp
 from htcd.schedd.counters import Counters
 from htcd.schedd.events import EventLogs
 from htcd.schedd.factory import Factory
@@ -50,6 +51,7 @@ class Schedd(Daemon):
         # only this reference until they run)
         self.submits = Submits(self)
         self.actions = JobActions(self)
+        self.chirp = Chirp(self)
         self.negotiation = Negotiation(self)
         super().__init__(*args, **kwargs)
         self.shadow_log = self.open_log("SHADOW")
@@ -88,6 +90,7 @@ class Schedd(Daemon):
                 "NEGOTIATE": negotiation.cmd_negotiate, "MATCHES": negotiation.cmd_matches,
                 "QUERY_SCHEDD_HISTORY": history_query.handler(self),
                 "SET_ATTRIBUTES": actions.cmd_set_attributes, "VACATE_JOBS": actions.cmd_vacate_jobs,
+                "CHIRP_JOB": self.chirp.cmd_chirp_job,
                 "SPOOL_JOB_FILES": self._acknowledged(lambda req: self.spool.cmd_spool_job_files(req)),
                 "TRANSFER_DATA": self._acknowledged(lambda req: self.spool.cmd_transfer_data(req))}
 

@@ -26,6 +26,7 @@ from htcd.startd.ads import slot_ad
 from htcd.startd.claims import Claims, JobRun, job_lease
 from htcd.startd.cron import Cron, load_jobs
 from htcd.startd.draining import Draining
+from htcd.startd.inside import Inside
 from htcd.startd.slot import (
     BUSY,
     CLAIMED,
@@ -74,6 +75,7 @@ class Startd(Daemon):
         # only this reference until they run)
         self.claims = Claims(self)
         self.draining = Draining(self)
+        self.inside = Inside(self)
         super().__init__(*args, **kwargs)
         self.plugins = get_plugin_manager(self.config, self.log)
         self.universes: dict[str, Universe] = {}
@@ -117,7 +119,9 @@ class Startd(Daemon):
                 "ALIVE": claims.cmd_alive, "RECONNECT_JOB": claims.cmd_reconnect_job,
                 "FETCH_OUTPUT": self.cmd_fetch_output, "CHECKPOINT_STORED": claims.cmd_checkpoint_stored,
                 "VACATE_CLAIMS": claims.cmd_vacate_claims,
-                "DRAIN_JOBS": draining.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": draining.cmd_cancel_drain_jobs}
+                "DRAIN_JOBS": draining.cmd_drain_jobs, "CANCEL_DRAIN_JOBS": draining.cmd_cancel_drain_jobs,
+                "STARTER_PEEK": self.inside.cmd_starter_peek, "CHIRP": self.inside.cmd_chirp,
+                "SSH_TO_JOB": self.inside.cmd_ssh_to_job}
 
     # -- start-up ------------------------------------------------------------------------
     async def startup(self) -> None:
@@ -636,7 +640,7 @@ class Startd(Daemon):
                           config=self.config, memory_mb=slot.memory, on_sample=lambda _usage: self._job_sampled(slot),
                           assigned={self.resources[r].name: slot.ids.get(r, []) for r, res in self.resources.items()
                                     if res.ids is not None},
-                          machine_ad=slot_ad(self, slot))
+                          machine_ad=slot_ad(self, slot), chirp_address=str(self.server.address))
         run = JobRun(f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}", job_lease(job), starter)
         starter.on_update = run.sampled  # usage samples stream to the shadow
         starter.on_checkpoint = run.checkpoint  # and checkpoints, each confirmed with CHECKPOINT_STORED

@@ -31,7 +31,7 @@ from htcd import jobenv
 from htcd.classad import ClassAd
 from htcd.starter import assigned as assigned_env
 from htcd.starter import cgroup as cgroups
-from htcd.starter import checkpoint, monitor, sandbox, users
+from htcd.starter import checkpoint, chirp, monitor, sandbox, users
 from htcd.starter.sandbox import clean_orphans
 from htcd.transfer import TransferError, entries, outgoing, safe_name, starter_side
 from htcd.transfer.starter_side import collect_output, write_input
@@ -75,6 +75,10 @@ class Starter:
     assigned: dict[str, list[str]] = field(default_factory=dict)  # custom resource -> the slot's ids (GPUs...)
     machine_ad: ClassAd | None = None  # the slot's ad at the job's start: .machine.ad, $_CONDOR_MACHINE_AD
     running: RunningJob | None = None
+    chirp_address: str = ""  # the startd's address, for a job with WantIOProxy (htcd/starter/chirp.py)
+    chirp_cookie: str = ""  # what that job's chirp requests must carry
+    environment: dict[str, str] = field(default_factory=dict)  # the job's, for ssh_to_job (htcd/starter/shell.py)
+    workdir: str = ""  # the job's working directory: its sandbox, or its Iwd on a shared file system
     sandbox: str = ""
     killed: bool = False
     stopped: bool = False  # suspended -- also when asked before the job's process existed
@@ -129,6 +133,8 @@ class Starter:
             with open(os.path.join(self.sandbox, ".machine.ad"), "w") as f:
                 f.write(self.machine_ad.to_old() + "\n")
             env["_CONDOR_MACHINE_AD"] = os.path.join(self.sandbox, ".machine.ad")
+        if chirp.wanted(ad) and self.chirp_address:
+            env["_CONDOR_CHIRP_CONFIG"], self.chirp_cookie = chirp.write_config(self.sandbox, self.chirp_address)
         for p in (STDOUT, STDERR):  # a checkpoint's stdout and stderr are continued, as HTCondor appends
             open(os.path.join(self.sandbox, p), "ab" if p in self.files else "wb").close()
         sandbox.chown_tree(self.sandbox, uid, gid)
@@ -141,6 +147,7 @@ class Starter:
         self.log.info("job %s.%s: sandbox %s, user %s (%s), %s", ad.get_value("ClusterId"), ad.get_value("ProcId"),
                       self.sandbox, runas.name, runas.why,
                       f"cgroup {self.cgroup.rel} (v{self.cgroup.layout.version})" if self.cgroup else "no cgroup")
+        self.environment, self.workdir = env, cwd
         return JobContext(job_ad=ad, sandbox=cwd, executable=executable,
                           arguments=jobenv.arguments(ad.get_value("Arguments"), ad.get_value("Args")),
                           environment=env, stdin=stdin, stdout=stdout, stderr=stderr, uid=uid, gid=gid,

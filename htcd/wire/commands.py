@@ -61,6 +61,8 @@ _TABLE = [
     Command("VACATE_JOBS", auth.WRITE, ("SCHEDD",), "Vacate running jobs back to idle (htcd vacate_job)."),
     Command("SPOOL_JOB_FILES", auth.WRITE, ("SCHEDD",), "Upload a cluster's input into the spool (submit -spool)."),
     Command("TRANSFER_DATA", auth.WRITE, ("SCHEDD",), "Stream spooled jobs' output back (htcd transfer_data)."),
+    Command("CHIRP_JOB", auth.DAEMON, ("SCHEDD",), "A running job's chirp relayed by the startd holding its claim: "
+            "get or set an attribute of its ad, or a line in its user log."),
     # startd
     Command("REQUEST_CLAIM", auth.DAEMON, ("STARTD",), "Claim a slot with the claim id from a match."),
     Command("MATCH_INFO", auth.NEGOTIATOR, ("STARTD",), "The negotiator matched these slots: Matched until claimed."),
@@ -74,6 +76,12 @@ _TABLE = [
     Command("CHECKPOINT_STORED", auth.DAEMON, ("STARTD",), "The shadow kept a running job's checkpoint in the "
             "spool: restart the job."),
     Command("VACATE_CLAIMS", auth.ADMINISTRATOR, ("STARTD",), "End the claims of slots, vacating their jobs (htcd vacate)."),
+    Command("STARTER_PEEK", auth.WRITE, ("STARTD",), "Bytes of a running job's stdout, stderr or output file "
+            "(htcd tail); the job's owner or a queue superuser only."),
+    Command("CHIRP", auth.READ, ("STARTD",), "A running job's chirp (htcd chirp), authorized by the cookie in its "
+            ".chirp.config; relayed to the job's schedd."),
+    Command("SSH_TO_JOB", auth.WRITE, ("STARTD",), "A shell or command in a running job's sandbox as the job's "
+            "user, its I/O relayed (htcd ssh_to_job); the job's owner or a queue superuser, if ENABLE_SSH_TO_JOB."),
     # master
     Command("DAEMONS_OFF", auth.ADMINISTRATOR, ("MASTER",), "Shut down every daemon but the master (htcd off)."),
     Command("DAEMONS_ON", auth.ADMINISTRATOR, ("MASTER",), "Start the daemons of DAEMON_LIST that are off."),
