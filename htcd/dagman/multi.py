@@ -67,12 +67,7 @@ def combine_dags(dags: list[Dag], *, munge: bool = True) -> Dag:
                 raise DagError(f"SUBMIT-DESCRIPTION {desc} is defined differently in {out.file} "
                                f"and {dag.file}")
             out.submit_descriptions[desc] = text
-        if out.dot is None:
-            out.dot = dag.dot
-        if out.node_status_file is None:
-            out.node_status_file = dag.node_status_file
-        if out.jobstate_log is None:
-            out.jobstate_log = dag.jobstate_log
+        _take_first(out, dag)
         out.set_job_attrs += dag.set_job_attrs
         out.env_get += dag.env_get
         out.env_set += dag.env_set
@@ -101,6 +96,25 @@ def _take_final(out: Dag, dag: Dag) -> None:
         raise DagError(f"a second FINAL node {dag.final.name} (the first is {out.final.name} at "
                        f"{out.final.origin}): one FINAL node in all the DAG files", dag.final.origin)
     out.final = dag.final
+
+
+def _take_first(out: Dag, dag: Dag) -> None:
+    """DOT, NODE_STATUS_FILE, JOBSTATE_LOG: the first file naming one wins; a later one is warned about."""
+    if out.dot is None:
+        out.dot = dag.dot
+    elif dag.dot is not None and dag.dot.file != out.dot.file:
+        out.warnings.append(DagWarning(f"DOT {dag.dot.file} in {dag.file} does not override the earlier "
+                                       f"{out.dot.file}"))
+    if out.node_status_file is None:
+        out.node_status_file = dag.node_status_file
+    elif dag.node_status_file is not None and dag.node_status_file.file != out.node_status_file.file:
+        out.warnings.append(DagWarning(f"NODE_STATUS_FILE {dag.node_status_file.file} in {dag.file} does not "
+                                       f"override the earlier {out.node_status_file.file}"))
+    if out.jobstate_log is None:
+        out.jobstate_log = dag.jobstate_log
+    elif dag.jobstate_log is not None and dag.jobstate_log != out.jobstate_log:
+        out.warnings.append(DagWarning(f"JOBSTATE_LOG {dag.jobstate_log} in {dag.file} does not override "
+                                       f"the earlier {out.jobstate_log}"))
 
 
 def one_config(dags: list[Dag]) -> str | None:
