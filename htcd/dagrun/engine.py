@@ -1085,7 +1085,7 @@ class Engine:
             return
         path = rescue_name(base, number)
         retries = {n: r.retry for n, r in self.run.nodes.items()}
-        files.write_atomic(path, rescue_text(self.dag, os.path.basename(base), done=done, failed=failed,
+        files.write_atomic(path, rescue_text(self.dag, os.path.basename(self.dag_file), done=done, failed=failed,
                                              retries_used=retries,
                                              reset_retries=self.settings.reset_retries_upon_rescue))
         self.out.line(f"Writing Rescue DAG file {path}")

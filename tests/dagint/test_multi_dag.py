@@ -51,4 +51,4 @@ def test_a_failed_node_writes_one_multi_rescue_dag(dag_pool: Pool, tmp_path: Pat
     assert [p.name for p in tmp_path.glob("*.rescue*")] == [rescue.name]
     text = rescue.read_text()
     assert re.findall(r"^DONE (\S+)$", text, re.M) == ["0.A"], text
-    assert "#   1.A,<ENDLIST>" in text, text
+    assert "#   1.A,<ENDLIST>" in text and "#   the a.dag DAG file\n" in text, text

@@ -108,8 +108,8 @@ def test_one_rescue_dag_for_the_combined_dag_written_and_read_back(tmp_path: Pat
     assert rescue_base(files) == "a.dag_multi"
     assert rescue_name(rescue_base(files), 1) == "a.dag_multi.rescue001"
     dag = parse_dags(files, cwd=str(tmp_path))
-    text = rescue_text(dag, rescue_base(files), done=["0.A", "1.A", "1.C"], failed=["0.B"])
-    assert "#   the a.dag_multi DAG file\n" in text and "# Total number of Nodes: 4\n" in text
+    text = rescue_text(dag, files[0], done=["0.A", "1.A", "1.C"], failed=["0.B"])
+    assert "#   the a.dag DAG file\n" in text and "# Total number of Nodes: 4\n" in text
     assert text.endswith("DONE 0.A\nDONE 1.A\nDONE 1.C\n")
     path = tmp_path / rescue_name(rescue_base(files), 1)
     path.write_text(text)
