@@ -206,15 +206,18 @@ def keep_old_limits(options: SubmitDagOptions, submit_file: str) -> None:
                     setattr(options, attr, int(val))
 
 
-def check_outputs(primary: str, options: SubmitDagOptions, max_rescue: int) -> list[str]:
+def check_outputs(primary: str, options: SubmitDagOptions, max_rescue: int,
+                  rescues: str | None = None) -> list[str]:
     """What condor_submit_dag checks of a previous run's files (``-f`` deletes them first);
-    the messages of the files in the way (empty: go ahead); informative lines are printed."""
+    the messages of the files in the way (empty: go ahead); informative lines are printed.
+    ``rescues``: the name rescue DAGs are numbered after (``<primary>_multi`` for several DAGs)."""
     from htcd.dagman.condor_sub import DagFiles
     from htcd.dagman.rescue import last_rescue, rescue_name
 
     files = DagFiles.of(primary, options)
+    rescues = rescues or primary
     if options.do_rescue_from > 0:
-        name = rescue_name(primary, options.do_rescue_from)
+        name = rescue_name(rescues, options.do_rescue_from)
         if not os.path.exists(name):
             return [f"ERROR: -dorescuefrom {options.do_rescue_from} specified, but rescue DAG file {name} "
                     "does not exist!"]
@@ -226,10 +229,10 @@ def check_outputs(primary: str, options: SubmitDagOptions, max_rescue: int) -> l
                 pass
             except OSError as exc:
                 print(f"ERROR: Failed to unlink file {path} ({exc.errno}): {exc.strerror}", file=sys.stderr)
-        rename_rescues(primary, max_rescue)
+        rename_rescues(rescues, max_rescue)
     auto_rescue = False
     if options.autorescue:
-        found = last_rescue(primary, max_rescue)
+        found = last_rescue(rescues, max_rescue)
         if found is not None:
             print(f"Running rescue DAG {int(found.rsplit('rescue', 1)[1])}")
             auto_rescue = True
@@ -283,21 +286,20 @@ def run(args: argparse.Namespace) -> int:
     from htcd.cli import common
     from htcd.dagman import DagError
     from htcd.dagman.condor_sub import DagFiles, read_dags, write_condor_sub
+    from htcd.dagman.multi import check_one_directory, combine_dags, rescue_base
 
     _refuse_flags(args)
     cfg = common.config("SUBMIT")
     options = options_from(args, cfg.get)
     dag_files = list(args.dag_files)
-    if len(dag_files) > 1:
-        print(f"ERROR: several DAG files ({' '.join(dag_files)}): htcd's DAGMan runs one DAG file per DAG job "
-              "and does not merge several into one with renamed nodes; write one DAG file that SPLICEs "
-              "each of them (SPLICE names the nodes apart as condor_dagman's merging does)", file=sys.stderr)
-        print("ERROR: the DAG is not submitted", file=sys.stderr)
-        return 1
-    primary = dag_files[0]
+    primary = dag_files[0]  # names the outputs; several DAG files are combined by the DAGMan job
     files = DagFiles.of(primary, options)
     try:
+        if options.usedagdir:
+            check_one_directory(dag_files)
         dags = read_dags(dag_files, options)
+        if len(dags) > 1:  # refuse what the DAGMan job would (two FINALs, CONFIGs, clashing names)
+            combine_dags(list(dags), munge=cfg.get_bool("DAGMAN_MUNGE_NODE_NAMES", True))
     except DagError as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
         print("ERROR: the DAG is not submitted", file=sys.stderr)
@@ -309,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
         if options.do_recurse:
             _recurse(list(dags), options, options.cwd)
         max_rescue = max(0, min(cfg.get_int("DAGMAN_MAX_RESCUE_NUM", 100), 999))
-        problems = check_outputs(primary, options, max_rescue)
+        problems = check_outputs(primary, options, max_rescue, rescue_base(dag_files))
         if problems:
             print("\n".join(problems), file=sys.stderr)
             return 1

@@ -144,6 +144,7 @@ class Dag:
     submit_descriptions: dict[str, str] = field(default_factory=dict)
     max_jobs: dict[str, int] = field(default_factory=dict)  # category -> MAXJOBS
     config: str | None = None
+    config_origin: Origin | None = None  # the CONFIG line, named when several DAG files conflict
     dot: Dot | None = None
     node_status_file: NodeStatusFile | None = None
     jobstate_log: str | None = None

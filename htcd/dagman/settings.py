@@ -126,7 +126,6 @@ UNHONOURED: dict[str, str] = {
     "inherit_attrs_prefix": "attributes of the DAGMan job are not passed to node jobs",
     "log_on_nfs_is_error": "the node log's file system is not checked",
     "manager_job_append_getenv": "the DAGMan job's getenv is fixed by htcd submit_dag",
-    "munge_node_names": "one DAG file per DAGMan job: node names are never prefixed",
     "node_job_failure_tolerance": "a node whose job has any failed proc fails (TOLERANCE is not honoured)",
     "produce_job_credentials": "htcd produces no job credentials",
     "put_failed_jobs_on_hold": "a failed node job is not resubmitted on hold",

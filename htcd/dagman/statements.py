@@ -326,6 +326,8 @@ class SecondPass:
             raise DagError(f"conflicting DAGMan config files {self.dag.config} and {file}", origin)
         if self.options.check_files and not os.path.isfile(os.path.join(self.base, file)):
             raise DagError(f"DAGMan config file {file} does not exist", origin)
+        if self.dag.config is None:
+            self.dag.config_origin = origin
         self.dag.config = file
 
     def _set_job_attr(self, stmt: Statement) -> None:

@@ -120,6 +120,4 @@ def parse_args(argv: list[str]) -> DagmanArgs:
         i += 2
     if not out.dag_files:
         raise UserError("htcd dagman: no DAG file given (-Dag FILE)")
-    if len(out.dag_files) > 1:
-        raise UserError("htcd dagman: more than one -Dag file: htcd runs one DAG file per DAGMan job")
     return out

@@ -108,7 +108,8 @@ class Engine:
                  paths: files.DagPaths, *, recovering: bool, journal_state: JournalState,
                  dagman_id: tuple[int, int], batch_name: str, dag_priority: int,
                  schedd_address: Address | None, always_run_post: bool,
-                 submit_attempt_delay: float = 1.0) -> None:
+                 submit_attempt_delay: float = 1.0, dag_files: list[str] | None = None) -> None:
+        self.dag_files = dag_files or [dag_file]  # several -Dag files: the first is dag_file
         self.dag, self.dag_file, self.base_dir, self.cfg, self.settings = dag, dag_file, base_dir, cfg, settings
         self.paths = paths
         self.recovering = recovering
@@ -119,7 +120,7 @@ class Engine:
         self.submit_attempt_delay = submit_attempt_delay
         self.out = DagmanOut(paths.out)
         self.journal = Journal(paths.journal, fresh=not recovering)
-        self.run = DagRun(nodes={name: NodeRun() for name in dag.nodes}, dag_files=[dag_file],
+        self.run = DagRun(nodes={name: NodeRun() for name in dag.nodes}, dag_files=list(self.dag_files),
                           dagman_job_id=f"{dagman_id[0]}.{dagman_id[1]}", started_at=time.time(),
                           recovering=recovering)
         self.track: dict[str, Track] = {name: Track() for name in dag.nodes}
@@ -268,8 +269,9 @@ class Engine:
         self.out.line(f"DAGMAN_MAX_POST_SCRIPTS setting: {self.settings.max_post_scripts}")
         self.out.line(f"DAGMAN_MAX_SUBMITS_PER_INTERVAL setting: {self.settings.max_submits_per_interval}")
         self.out.line(f"DAGMAN_DEFAULT_NODE_LOG setting: {self.paths.nodes_log}")
-        self.out.line("Parsing 1 dagfiles")
-        self.out.line(f"Parsing {self.dag_file} ...")
+        self.out.line(f"Parsing {len(self.dag_files)} dagfiles")
+        for name in self.dag_files:
+            self.out.line(f"Parsing {name} ...")
         for w in d.warnings:
             self.out.line(str(w))
         for w in self.settings.warnings:
@@ -1067,18 +1069,21 @@ class Engine:
     def _write_rescue(self, failed: list[str]) -> None:
         if not self.settings.write_partial_rescue and not failed:
             return
+        from htcd.dagman.multi import rescue_base
         from htcd.dagman.rescue import rescue_name, rescue_text
+
+        base = rescue_base(self.dag_files)
 
         done = [n for n, r in self.run.nodes.items()
                 if r.status is NodeStatus.DONE and self.dag.nodes[n].kind not in (NodeKind.FINAL, NodeKind.SERVICE)]
         number = 1
-        while os.path.exists(rescue_name(self.dag_file, number)):
+        while os.path.exists(rescue_name(base, number)):
             number += 1
         if number > self.settings.max_rescue_num:
             self.out.line(f"ERROR: not writing a rescue DAG: DAGMAN_MAX_RESCUE_NUM ({self.settings.max_rescue_num}) "
                           "reached")
             return
-        path = rescue_name(self.dag_file, number)
+        path = rescue_name(base, number)
         retries = {n: r.retry for n, r in self.run.nodes.items()}
         files.write_atomic(path, rescue_text(self.dag, os.path.basename(self.dag_file), done=done, failed=failed,
                                              retries_used=retries,

@@ -12,6 +12,7 @@ from typing import TextIO
 from htcd.config import Config
 from htcd.dagman import DagError, parse_dag
 from htcd.dagman.errors import DagWarning
+from htcd.dagman.multi import check_one_directory, combine_dags, one_config, rescue_base
 from htcd.dagman.rescue import apply_rescue, last_rescue, rescue_name
 from htcd.dagman.settings import DagmanSettings
 from htcd.dagrun import files
@@ -38,27 +39,38 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
     if args.load_save:
         raise UserError(f"-load_save {args.load_save}: htcd's DAGMan writes and loads no save point files "
                         "(SAVE_POINT_FILE)")
-    dag_file = args.dag_files[0]
+    dag_files = list(args.dag_files)
+    dag_file = dag_files[0]  # the primary: it names dagman.out, the lock, the nodes log, the rescue DAGs
     if args.use_dag_dir and os.path.dirname(dag_file):
+        try:
+            check_one_directory(dag_files)
+        except DagError as exc:
+            raise UserError(str(exc)) from None
         os.chdir(os.path.dirname(dag_file))
-        dag_file = os.path.basename(dag_file)
+        dag_files = [os.path.basename(f) for f in dag_files]
+        dag_file = dag_files[0]
     for pairs in args.insert_env:
         os.environ.update(insert_env_pairs(pairs))
     base_dir = os.getcwd()
     started = time.perf_counter()
     try:
-        dag = parse_dag(dag_file, cwd=base_dir)
+        dags = [parse_dag(f, cwd=base_dir) for f in dag_files]
+        dag_config = one_config(dags)
     except DagError as exc:
         raise UserError(f"cannot run the DAG: {exc}") from None
     except OSError as exc:
         raise UserError(f"cannot read the DAG file {dag_file}: {exc.strerror}") from None
     # the DAG's CONFIG, else -config, else what the .condor.sub put in the environment
-    config_file = (os.path.join(base_dir, dag.config) if dag.config else args.config
+    config_file = (os.path.join(base_dir, dag_config) if dag_config else args.config
                    or os.environ.get("_CONDOR_DAGMAN_CONFIG_FILE") or None)
     try:
         settings = DagmanSettings.load(cfg.get, config_file, args.overrides())
     except (DagError, ValueError) as exc:
         raise UserError(f"DAGMan settings: {exc}") from None
+    try:  # combined once the settings are known: DAGMAN_MUNGE_NODE_NAMES may be in the CONFIG file
+        dag = combine_dags(dags, munge=settings.munge_node_names)
+    except DagError as exc:
+        raise UserError(f"cannot run the DAG: {exc}") from None
     paths = files.dag_paths(dag_file, args.lock_file, args.outfile_dir, settings.default_node_log,
                             out=os.environ.get("_CONDOR_DAGMAN_LOG") or None)
     max_log = os.environ.get("_CONDOR_MAX_DAGMAN_LOG", "0").strip()
@@ -75,7 +87,7 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
     try:
         journal_state = read_journal(paths.journal) if recovering else JournalState()
         if not recovering:
-            _apply_rescue(dag, dag_file, args.do_rescue_from, settings, err, args.rescue_file)
+            _apply_rescue(dag, rescue_base(dag_files), args.do_rescue_from, settings, err, args.rescue_file)
             open(paths.nodes_log, "w").close()  # a fresh run starts a fresh nodes log
         cluster, proc = dagman_job_id()
         batch_name = args.batch_name or f"{os.path.basename(dag_file)}+{cluster}"
@@ -83,7 +95,7 @@ def start_dagman(argv: list[str], cfg: Config, err: TextIO) -> int:
                         journal_state=journal_state, dagman_id=(cluster, proc), batch_name=batch_name,
                         dag_priority=args.priority, schedd_address=None,
                         always_run_post=settings.always_run_post if args.always_run_post is None
-                        else args.always_run_post)
+                        else args.always_run_post, dag_files=dag_files)
         code = asyncio.run(engine.main())
     except BaseException:
         # a crash leaves the lock file: the next start recovers

@@ -198,8 +198,9 @@ def test_bad_dags_are_refused_with_file_and_line_and_nothing_queued(dag_pool: Po
         assert re.match(r"ERROR: " + where, proc.stderr), (name, proc.stderr)
         assert "Traceback" not in proc.stderr
         assert not (tmp_path / f"{name}.condor.sub").exists(), name
-    proc = dag_pool.htcd("submit_dag", "cycle.dag", "dup.dag", check=False, cwd=tmp_path)
-    assert proc.returncode == 1 and "several DAG files" in proc.stderr
+    proc = dag_pool.htcd("submit_dag", "nosub.dag", "dup.dag", check=False, cwd=tmp_path)
+    assert proc.returncode == 1 and re.match(r"ERROR: nosub\.dag:1: ", proc.stderr), proc.stderr
+    assert not (tmp_path / "nosub.dag.condor.sub").exists()
     assert dag_pool.job_ids() == before
 
 

@@ -33,11 +33,14 @@ def test_the_condor_sub_command_line_is_read_case_insensitively() -> None:
     (["-Dag"], "-Dag needs a value"),
     (["-Dag", "x.dag", "-MaxIdle", "many"], "-MaxIdle takes an integer, not 'many'"),
     (["-f"], "no DAG file given (-Dag FILE)"),
-    (["-Dag", "a.dag", "-Dag", "b.dag"], "more than one -Dag file"),
 ])
 def test_bad_command_lines_are_refused(argv: list[str], message: str) -> None:
     with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_args(argv)
+
+
+def test_several_dag_files_are_kept_in_order() -> None:
+    assert parse_args(["-Dag", "a.dag", "-dag", "b.dag", "-Dag", "c.dag"]).dag_files == ["a.dag", "b.dag", "c.dag"]
 
 
 def test_insert_env_pairs() -> None:

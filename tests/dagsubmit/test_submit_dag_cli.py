@@ -115,3 +115,19 @@ def test_do_recurse_writes_the_subdags_submit_files_with_the_flags_passed_down(t
     assert "-Dag inner.dag " in inner and " -MaxJobs " not in inner, "only condor_submit_dag's deep flags go down"
     assert " -notification Error " in inner and "notification = Error\n" in inner and " -update_submit" in inner
     assert " -MaxJobs 2 " in (tmp_path / "d.dag.condor.sub").read_text()
+
+
+def test_several_dag_files_one_submit_file_and_their_conflicts_refused_before_writing(tmp_path: Path) -> None:
+    make_dag(tmp_path, "JOB A a.sub\nFINAL F a.sub\n")
+    (tmp_path / "e.dag").write_text("JOB A a.sub\nFINAL G a.sub\n")
+    proc = submit_dag(tmp_path, "-no_submit", "d.dag", "e.dag")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("ERROR: e.dag:2: a second FINAL node 1.G (the first is 0.F at d.dag:2)"), proc.stderr
+    assert "Traceback" not in proc.stderr and not list(tmp_path.glob("*.condor.sub"))
+
+    (tmp_path / "e.dag").write_text("JOB A a.sub\nJOB B a.sub\n")
+    (tmp_path / "d.dag_multi.rescue001").write_text("DONE 0.A\n")
+    proc = submit_dag(tmp_path, "-no_submit", "-f", "d.dag", "e.dag")
+    assert proc.returncode == 0, proc.stderr
+    assert " -Dag d.dag -Dag e.dag " in (tmp_path / "d.dag.condor.sub").read_text()
+    assert (tmp_path / "d.dag_multi.rescue001.old").exists(), "-f renames the combined run's rescue DAGs"
