@@ -110,7 +110,7 @@ KNOBS: dict[str, Knob] = {
 #: Knobs htcd's DAGMan reads but does not act on, with the reason; the engine warns when one is
 #: set to other than its default.
 UNHONOURED: dict[str, str] = {
-    "abort_duplicates": "htcd's DAGMan keeps no lock file, so a second DAGMan on the same DAG is not detected",
+    "abort_duplicates": "a second DAGMan on a DAG whose lock file names a live DAGMan is always refused",
     "abort_on_scary_submit": "node jobs are submitted to the schedd directly; their ids are never guessed",
     "aggressive_submit": "the submit cycle always stops after max_submits_per_interval",
     "allow_any_node_name_characters": "the DAG parser refuses '+' in node names regardless",
@@ -140,6 +140,24 @@ UNHONOURED: dict[str, str] = {
     "use_shared_port": "htcd has no shared port daemon",
     "write_partial_rescue": "rescue DAGs are always partial (a full rescue DAG is not written)",
 }
+
+#: The knobs htcd's DAGMan acts on, by their names (every knob of KNOBS not in UNHONOURED; a test
+#: keeps the two in step).  Spelled out so that the scan behind the param table's ``use`` column
+#: (htcd/config/knobscan.py) sees them: settings are read as ``"DAGMAN_" + name``.
+HONOURED_KNOBS = (
+    'DAGMAN_ALWAYS_RUN_POST', 'DAGMAN_AUTO_RESCUE', 'DAGMAN_CHECK_QUEUE_INTERVAL', 'DAGMAN_CONFIG_FILE',
+    'DAGMAN_DEFAULT_APPEND_VARS', 'DAGMAN_DEFAULT_NODE_LOG', 'DAGMAN_DEFAULT_PRIORITY',
+    'DAGMAN_DISABLE_ADMIN_THROTTLE_LIMITING', 'DAGMAN_GENERATE_SUBDAG_SUBMITS', 'DAGMAN_INSERT_SUB_FILE',
+    'DAGMAN_MAX_HOLD_SCRIPTS', 'DAGMAN_MAX_JOBS_IDLE', 'DAGMAN_MAX_JOBS_SUBMITTED', 'DAGMAN_MAX_JOB_HOLDS',
+    'DAGMAN_MAX_POST_SCRIPTS', 'DAGMAN_MAX_PRE_SCRIPTS', 'DAGMAN_MAX_RESCUE_NUM',
+    'DAGMAN_MAX_SUBMITS_PER_INTERVAL', 'DAGMAN_MAX_SUBMIT_ATTEMPTS', 'DAGMAN_METRICS_FILE_VERSION',
+    'DAGMAN_MUNGE_NODE_NAMES', 'DAGMAN_NODE_RECORD_INFO', 'DAGMAN_ON_EXIT_REMOVE',
+    'DAGMAN_PENDING_REPORT_INTERVAL', 'DAGMAN_PRINT_JOB_TABLE_INTERVAL', 'DAGMAN_PROHIBIT_MULTI_JOBS',
+    'DAGMAN_QUEUE_UPDATE_INTERVAL', 'DAGMAN_REMOVE_NODE_JOBS', 'DAGMAN_REPORT_GRAPH_METRICS',
+    'DAGMAN_RESET_RETRIES_UPON_RESCUE', 'DAGMAN_RETRY_NODE_FIRST', 'DAGMAN_RETRY_SUBMIT_FIRST',
+    'DAGMAN_STARTUP_CYCLE_DETECT', 'DAGMAN_SUBMIT_DEPTH_FIRST', 'DAGMAN_SUPPRESS_JOB_LOGS',
+    'DAGMAN_SUPPRESS_NOTIFICATION', 'DAGMAN_USE_STRICT', 'DAGMAN_VERBOSITY',
+)
 
 #: The throttles the pool configuration bounds, with the default condor_dagman takes as the
 #: pool's bound when the pool does not set one (MAX_SUBMITS_PER_INTERVAL's is 1000 there).

@@ -134,3 +134,10 @@ def test_values_may_be_constant_expressions_as_in_htcondor() -> None:
     for bad in ("2.5", "x + 1", '"ten"', "1 ]"):
         with pytest.raises(DagError, match="not an integer"):
             DagmanSettings.load(_pool({"DAGMAN_MAX_JOBS_IDLE": bad}), None, {})
+
+
+def test_the_honoured_knob_names_are_the_knobs_not_listed_as_unhonoured() -> None:
+    from htcd.dagman.settings import HONOURED_KNOBS, KNOBS, UNHONOURED
+
+    assert set(HONOURED_KNOBS) == {"DAGMAN_" + k.upper() for k in KNOBS if k not in UNHONOURED}
+    assert len(HONOURED_KNOBS) == len(set(HONOURED_KNOBS))
