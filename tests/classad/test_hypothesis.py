@@ -206,12 +206,14 @@ def _list_refers_to_itself(ad: object) -> bool:
     them later, after the attribute's own evaluation has ended, so the back-reference sees the
     finished list; htcd evaluates the elements while evaluating the attribute, so the
     back-reference is a cycle (UNDEFINED).  Other reference cycles are compared as usual."""
-    from htcd.classad.expr import AttrRef, ListExpr
+    from htcd.classad.expr import AttrRef, ListExpr, Select
 
     def walk(e: object, names: set[str]) -> bool:
         has_list = isinstance(e, ListExpr)
         if isinstance(e, AttrRef):
             names.add(e.lname)
+        elif isinstance(e, Select):  # MY.MY.c: a selection from MY (or MY.MY...) names c of this ad
+            names.add(e.name.lower())
         for kid in e._kids():  # type: ignore[attr-defined]
             has_list = walk(kid, names) or has_list
         return has_list
