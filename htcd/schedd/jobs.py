@@ -147,3 +147,25 @@ class Job:
             self.proc[k] = unparse(v)
         if "JobStatus" in attrs:
             self.status = int(attrs["JobStatus"])
+
+
+def job_prio(job: Job) -> int:
+    """The job's JobPrio (``priority`` in submit, ``condor_prio``) as an integer; 0 when unset or
+    not a plain integer."""
+    text = job.text("JobPrio")
+    if not text or text == "0":
+        return 0
+    try:
+        return int(text)
+    except ValueError:
+        return 0
+
+
+def in_priority_order(jobs: list[Job]) -> list[Job]:
+    """A submitter's jobs in the order HTCondor's schedd offers them for matching: higher JobPrio
+    first, the queue's (cluster, proc) order among equals.  The list itself when no job sets one."""
+    prios = [job_prio(j) for j in jobs]
+    if not any(prios):
+        return jobs
+    order = sorted(range(len(jobs)), key=prios.__getitem__, reverse=True)  # stable: ties keep queue order
+    return [jobs[i] for i in order]

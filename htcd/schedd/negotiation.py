@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from htcd.classad import ClassAd
 from htcd.errors import UserError
 from htcd.schedd.autocluster import submitter_name
-from htcd.schedd.jobs import IDLE, Job
+from htcd.schedd.jobs import IDLE, Job, in_priority_order
 from htcd.schedd.local import ap_universe
 from htcd.schedd.shadow import Shadow
 from htcd.wire.client import acall
@@ -53,7 +53,7 @@ class Negotiation:
         idle = [j for j in schedd.jobs.values()
                 if j.status == IDLE and not j.matched and (j.owner == owner or "." in owner) and not ap_universe(j)
                 and submitter_name(j, domain) == submitter]
-        return schedd.autoclusters.requests(idle, limit, skip)
+        return schedd.autoclusters.requests(in_priority_order(idle), limit, skip)
 
     async def cmd_matches(self, req: Request) -> int:
         schedd = self.schedd
