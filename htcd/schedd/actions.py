@@ -183,6 +183,7 @@ class JobActions:
         for j in jobs:
             j.proc.update(attrs)  # (a change made meanwhile, pending, is kept and commits with these)
             j.cluster.proc_groups |= has_accounting_group(attrs)  # it negotiates as its group now
+            j.cluster.proc_prios |= any(k.lower() == "jobprio" for k in attrs)  # condor_prio
         return {"jobs": len(jobs)}
 
     async def cmd_vacate_jobs(self, req: Request) -> dict[str, Any]:

@@ -8,6 +8,7 @@ and compiled once per cluster) overlaid with the proc's own, built when asked an
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from htcd.classad import ClassAd, unparse
@@ -18,7 +19,8 @@ IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
 class Cluster:
     """A cluster's shared attributes (wire text), stored once for all its procs."""
 
-    __slots__ = ("_ad", "factory", "id", "idle", "live", "lower", "owner", "pending", "proc_groups", "wire")
+    __slots__ = ("_ad", "factory", "id", "idle", "live", "lower", "owner", "pending", "proc_groups", "proc_prios",
+                 "wire")
 
     def __init__(self, cluster_id: int, wire: dict[str, str]) -> None:
         self.id = cluster_id
@@ -31,6 +33,7 @@ class Cluster:
         self.idle = 0  # of those, the ones not running: idle or held (max_idle counts them, as HTCondor)
         self.pending = 0  # procs not materialized yet (max_materialize / max_idle)
         self.proc_groups = False  # some proc has its own accounting group (it differs between procs)
+        self.proc_prios = False  # some proc has its own JobPrio (priority = $(Process), qedit JobPrio)
         self.factory: Any = None  # a late-materialization factory (htcd.schedd.factory.Factory) builds the rest
 
     def set_text(self, name: str, text: str) -> None:
@@ -81,6 +84,8 @@ class Job:
         self.proc = proc
         if not cluster.proc_groups and has_accounting_group(proc):
             cluster.proc_groups = True
+        if not cluster.proc_prios and proc and any(k.lower() == "jobprio" for k in proc):
+            cluster.proc_prios = True
         st = self.text("JobStatus")
         self.status = int(st) if st and st.isdigit() else IDLE
         self.matched = False  # a shadow owns it
@@ -152,13 +157,22 @@ class Job:
 def job_prio(job: Job) -> int:
     """The job's JobPrio (``priority`` in submit, ``condor_prio``) as an integer; 0 when unset or
     not a plain integer."""
-    text = job.text("JobPrio")
-    if not text or text == "0":
-        return 0
-    try:
-        return int(text)
-    except ValueError:
-        return 0
+    return _prio_value(job.text("JobPrio"))
+
+
+def _prio_value(text: str | None) -> int:
+    return int(text) if text and text.lstrip("-").isdigit() else 0
+
+
+def top_prio(clusters: Iterable[Cluster]) -> int | None:
+    """The highest JobPrio a job of these clusters may have, or None when some proc sets its own
+    (then only a look at every job can tell)."""
+    top = 0
+    for c in clusters:
+        if c.proc_prios:
+            return None
+        top = max(top, _prio_value(c.text("JobPrio")))
+    return top
 
 
 def in_priority_order(jobs: list[Job]) -> list[Job]:

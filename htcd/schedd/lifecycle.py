@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd
 from htcd.schedd import machineattrs, periodic, userlog
-from htcd.schedd.jobs import COMPLETED, HELD, IDLE, RUNNING, Job
+from htcd.schedd.jobs import COMPLETED, HELD, IDLE, RUNNING, Job, job_prio, top_prio
 from htcd.schedd.local import ap_universe
 from htcd.schedd.queue import JobId
 from htcd.schedd.shadow import Shadow, fits
@@ -102,20 +102,33 @@ class JobLifecycle:
         await self.schedd.store.claims_settled()
 
     def next_job_for_claim(self, slot_ad: ClassAd, owner: str) -> Job | None:
-        """Reuse a claim: the owner's next idle job that fits the slot."""
+        """Reuse a claim: the owner's idle job that fits the slot, the highest JobPrio first and
+        the first in the queue among equals (as HTCondor's schedd picks it).  The scan stops at
+        the first fitting job no other can outrank; fits() is tried only on jobs that would."""
         if self.schedd.stopping.is_set() or not self.schedd.may_start():
             return None
+        top = top_prio(self.schedd.clusters.values())
+        best: Job | None = None
+        best_prio = 0
         for job in self.schedd.jobs.values():
-            if job.status == IDLE and not job.matched and job.owner == owner and not ap_universe(job) \
-                    and fits(job, slot_ad):
-                job.matched = True
-                self.schedd.job_policy.started()
-                if self.schedd.store.claim_change_uncommitted():
-                    # the claim's last job still names it on disk: were the schedd to crash now, it
-                    # would reconnect that job to this one's run
-                    self.schedd.store.commit_now()
-                return job
-        return None
+            if job.status != IDLE or job.matched or job.owner != owner or ap_universe(job):
+                continue
+            prio = job_prio(job)
+            if best is not None and prio <= best_prio:
+                continue
+            if not fits(job, slot_ad):
+                continue
+            best, best_prio = job, prio
+            if top is not None and prio >= top:
+                break
+        if best is not None:
+            best.matched = True
+            self.schedd.job_policy.started()
+            if self.schedd.store.claim_change_uncommitted():
+                # the claim's last job still names it on disk: were the schedd to crash now, it
+                # would reconnect that job to this one's run
+                self.schedd.store.commit_now()
+        return best
 
     def unmatch(self, job: Job) -> None:
         job.matched = False

@@ -29,3 +29,17 @@ def test_the_higher_priority_job_runs_first_on_a_single_slot(make_pool) -> None:
     wait_for(lambda: pool.job_ids() == [], 90, "both jobs to finish")
     order = [e.proc for e in read_events(str(pool.jobs_dir / "prio.log")) if e.type == EXECUTE]
     assert order == [1, 0], f"execute events by proc: {order} (proc 1 has priority 10)"
+
+
+def test_a_reused_claim_takes_the_higher_priority_job(make_pool) -> None:
+    pool = make_pool(knobs={"NUM_CPUS": "1"}, slots=1)
+    (pool.jobs_dir / "hold_slot.sh").write_text("#!/bin/sh\nwhile [ ! -e go ]; do sleep 0.05; done\n")
+    (pool.jobs_dir / "hold_slot.sh").chmod(0o755)
+    first = pool.submit(f"executable = hold_slot.sh\ninitialdir = {pool.jobs_dir}\nlog = prio.log\nqueue\n", "a.sub")
+    wait_for(lambda: pool.job_attr(f"{first}.0", "JobStatus") == "2", 60, "the first job to run")
+    low = pool.submit("executable = /bin/true\nlog = prio.log\nqueue\n", "b.sub")
+    high = pool.submit("executable = /bin/true\nlog = prio.log\npriority = 10\nqueue\n", "c.sub")
+    (pool.jobs_dir / "go").write_text("")  # the first job ends; its claim runs the next job
+    wait_for(lambda: pool.job_ids() == [], 90, "every job to finish")
+    order = [e.cluster for e in read_events(str(pool.jobs_dir / "prio.log")) if e.type == EXECUTE]
+    assert order == [first, high, low], f"execute events by cluster: {order} (cluster {high} has priority 10)"
