@@ -60,10 +60,12 @@ def test_suspend_and_continue_stop_and_resume_the_job(make_pool) -> None:
 def test_a_suspended_job_does_not_hold_up_a_graceful_shutdown(make_pool) -> None:
     """The startd's graceful shutdown retires a suspended job too (continued, then vacated once
     MaxJobRetirementTime is over), instead of waiting forever for a job that cannot end."""
-    pool = make_pool({**ONE_SLOT, "WANT_SUSPEND": "True", "SUSPEND": "True", "CONTINUE": "False"}, slots=1)
+    pool = make_pool({**ONE_SLOT, **RSET, "WANT_SUSPEND": "True", "SUSPEND": "False", "CONTINUE": "False"},
+                     slots=1)
     script(pool, "wait.sh", WAITER)
     pool.submit("executable = wait.sh\narguments = 0\nqueue\n")
-    proc = psutil.Process(job_pid(pool))
+    proc = psutil.Process(job_pid(pool))  # (suspended from the start, the job could stop before it says its pid)
+    rset(pool, "SUSPEND = True")
     wait_for(lambda: stopped(proc), 30, lambda: f"the job to be suspended (state T, or D waiting on a stopped vfork child), its process is {proc.status()}")
     pool.stop(timeout=30)
     assert not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE, "the job went with the startd"
