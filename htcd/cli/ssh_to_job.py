@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable
 
 from htcd.errors import UserError
@@ -53,12 +52,7 @@ def _run(args: argparse.Namespace) -> int:
                             "ssh client or sshd (the startd relays the shell), so this option has no meaning")
     cfg = common.config()
     address = schedd.address(cfg, args.name)[0]
-    where = inside.locate(address, args.job)
-    while where.status != inside.RUNNING or not where.startd:
-        if not args.auto_retry:
-            raise UserError(inside.not_running(where))
-        time.sleep(POLL)  # -auto-retry's period: a user's wait
-        where = inside.locate(address, args.job)
+    where = inside.locate_running(address, args.job, args.auto_retry, POLL)
     command = " ".join(args.remote_command)
     stdin = 0  # the descriptor itself: sys.stdin may be replaced by a wrapper without one
     interactive = not command and os.isatty(stdin)

@@ -53,12 +53,7 @@ def _run(args: argparse.Namespace) -> int:
     files = _wanted(args)
     cfg = common.config()
     address = schedd.address(cfg, args.name)[0]
-    where = inside.locate(address, args.job)
-    while where.status != inside.RUNNING or not where.startd:
-        if not args.auto_retry:
-            raise UserError(inside.not_running(where))
-        time.sleep(POLL)  # condor_tail's -auto-retry period: a user's wait, not a test's timing
-        where = inside.locate(address, args.job)
+    where = inside.locate_running(address, args.job, args.auto_retry, POLL)
     offsets: dict[str, int | None] = dict.fromkeys(files)
     out = sys.stdout.buffer
     while True:

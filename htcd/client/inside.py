@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +62,18 @@ def locate(schedd: Address, job: str) -> Where:
 def not_running(where: Where) -> str:
     state = STATUS_NAMES.get(where.status, f"in status {where.status}")
     return f"job {where.cluster}.{where.proc} is not running (it is {state})"
+
+
+def locate_running(schedd: Address, job: str, auto_retry: bool, period: float = 2.0) -> Where:
+    """Where ``job`` runs; with ``auto_retry`` (condor_tail's and condor_ssh_to_job's
+    -auto-retry) ask again every ``period`` seconds until it runs, else refuse as not running."""
+    where = locate(schedd, job)
+    while where.status != RUNNING or not where.startd:
+        if not auto_retry:
+            raise UserError(not_running(where))
+        time.sleep(period)  # a user's wait for the job, not a test's timing
+        where = locate(schedd, job)
+    return where
 
 
 def peek(where: Where, file: str, offset: int | None, maxbytes: int) -> tuple[bytes, int]:

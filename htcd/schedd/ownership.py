@@ -12,34 +12,14 @@ Unauthenticated clients may not submit or change jobs unless it is set.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from htcd.daemon.queue_users import authenticated, is_super_user
 from htcd.wire.auth import Identity
-
-UNAUTHENTICATED = ("UNAUTHENTICATED", "ANONYMOUS", "CLAIMTOBE_UNMAPPED")
 
 
 def all_trusted(config: Any) -> bool:
     return config.get_bool("QUEUE_ALL_USERS_TRUSTED", False)
-
-
-def authenticated(identity: Identity) -> bool:
-    return identity.method.upper() not in UNAUTHENTICATED and identity.domain.lower() != "unmapped"
-
-
-def is_super_user(config: Any, identity: Identity) -> bool:
-    """Root or the daemons' account here (FS), or a QUEUE_SUPER_USERS member."""
-    if identity.method == "FS" and identity.uid is not None and identity.uid in (0, os.geteuid()):
-        return True
-    domains = {d.lower() for d in (config.get("UID_DOMAIN"), config.get("TRUST_DOMAIN")) if d}
-    for entry in (s.lower() for s in config.get_list("QUEUE_SUPER_USERS", ["root", "condor"])):
-        if "@" in entry:
-            if entry == str(identity).lower():
-                return True
-        elif entry == identity.user.lower() and identity.domain.lower() in domains:
-            return True
-    return False
 
 
 def may_act(config: Any, identity: Identity, owner: str, user: str | None) -> bool:

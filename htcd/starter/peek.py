@@ -13,33 +13,18 @@ import os
 from typing import Any
 
 from htcd.classad import ClassAd
+from htcd.daemon.queue_users import authenticated, is_super_user
 from htcd.wire.auth import Identity
 
 DEFAULT_MAXBYTES = 1024  # condor_tail's default per tail
-UNAUTHENTICATED = ("UNAUTHENTICATED", "ANONYMOUS", "CLAIMTOBE_UNMAPPED")
-
-
-def _super_user(config: Any, identity: Identity) -> bool:
-    """Root or the daemons' account here (FS), or a QUEUE_SUPER_USERS member (bare names are users
-    of UID_DOMAIN or TRUST_DOMAIN, ``user@domain`` entries exact), as the schedd reads it."""
-    if identity.method == "FS" and identity.uid is not None and identity.uid in (0, os.geteuid()):
-        return True
-    domains = {d.lower() for d in (config.get("UID_DOMAIN"), config.get("TRUST_DOMAIN")) if d}
-    for entry in (s.lower() for s in config.get_list("QUEUE_SUPER_USERS", ["root", "condor"])):
-        if "@" in entry:
-            if entry == str(identity).lower():
-                return True
-        elif entry == identity.user.lower() and identity.domain.lower() in domains:
-            return True
-    return False
 
 
 def refusal(config: Any, identity: Identity, job: ClassAd, what: str) -> str | None:
     """Why ``identity`` may not ``what`` (look at, run a command in...) ``job``; None when it may."""
     jid = f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}"
-    if identity.method.upper() in UNAUTHENTICATED or identity.domain.lower() == "unmapped":
+    if not authenticated(identity):
         return f"{identity} is not authenticated (method {identity.method}): only job {jid}'s owner may {what} it"
-    if _super_user(config, identity):
+    if is_super_user(config, identity):
         return None
     owner = str(job.get_value("Owner", "") or "")
     user = str(job.get_value("User", "") or "")
