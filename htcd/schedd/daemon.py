@@ -58,6 +58,7 @@ class Schedd(Daemon):
         spool = self.config.get("SPOOL") or "."
         path = self.config.get("JOB_QUEUE_LOG") or os.path.join(spool, "job_queue.log")
         self.queue = JobQueue(path)
+        Job.schedd_name = self.name
         self.jobs: dict[JobId, Job] = {}  # in (cluster, proc) order: clusters arrive in id order
         self.clusters: dict[int, Cluster] = {}
         self.counters = Counters()

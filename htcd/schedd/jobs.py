@@ -78,6 +78,10 @@ class Job:
 
     __slots__ = ("cluster", "matched", "proc", "proc_id", "removing", "status")
 
+    #: The schedd's Name, for GlobalJobId (``name#cluster.proc#qdate``, as HTCondor's schedd sets it).
+    #: One schedd per process, so a class attribute rather than a field on 100,000s of jobs.
+    schedd_name = ""
+
     def __init__(self, cluster: Cluster, proc_id: int, proc: dict[str, str]) -> None:
         self.cluster = cluster
         self.proc_id = proc_id
@@ -115,12 +119,32 @@ class Job:
         for k, v in self.proc.items():
             if k.lower() == low:
                 return v
-        return self.cluster.text(name)
+        text = self.cluster.text(name)
+        if text is None and low == "globaljobid":
+            return self.global_job_id()
+        return text
+
+    def global_job_id(self) -> str | None:
+        """GlobalJobId as wire text (see ``global_job_id_value``)."""
+        value = self.global_job_id_value()
+        return None if value is None else unparse(value)
+
+    def global_job_id_value(self) -> str | None:
+        """GlobalJobId, derived rather than stored (it costs nothing per queued job); None before
+        the schedd has a name or when the job has no QDate."""
+        qdate = self.cluster.text("QDate")
+        if not self.schedd_name or qdate is None:
+            return None
+        return f"{self.schedd_name}#{self.cluster.id}.{self.proc_id}#{qdate.strip()}"
 
     def wire(self) -> dict[str, str]:
         merged = dict(self.cluster.wire)
         merged.update(self.proc)
         merged["ProcId"] = str(self.proc_id)
+        if "GlobalJobId" not in merged:
+            gid = self.global_job_id()
+            if gid is not None:
+                merged["GlobalJobId"] = gid
         return merged
 
     def project(self, names: list[str]) -> dict[str, str]:
@@ -137,6 +161,10 @@ class Job:
         """A fresh view: the cluster's parsed entries overlaid by the proc's own."""
         own = ClassAd.from_wire(self.proc)
         own["ProcId"] = self.proc_id
+        if "GlobalJobId" not in own and self.cluster.text("GlobalJobId") is None:
+            gid = self.global_job_id_value()
+            if gid is not None:
+                own["GlobalJobId"] = gid
         view = ClassAd.__new__(ClassAd)
         view._parent = None
         view._attrs = {**self.cluster.ad._attrs, **own._attrs}

@@ -139,7 +139,9 @@ class JobLifecycle:
         """A shadow asks the startd to run ``job``: removals and holds go through the shadow now.
         ShadowBday: the run's start as AllowedJobDuration counts it (before the input goes)."""
         self.schedd.shadows[job.id] = shadow
-        job.set(ShadowBday=int(time.time()))
+        starts = int(job.get("NumShadowStarts", 0) or 0) + 1
+        # NumShadowStarts counts shadows started for the job; JobRunCount is its older name.
+        job.set(ShadowBday=int(time.time()), NumShadowStarts=starts, JobRunCount=starts)
 
     def job_started(self, job: Job, slot_ad: ClassAd, shadow: RunningShadow) -> None:
         """The job runs: RUNNING, the execute event, and (for a claim) the claim in the durable ad,
