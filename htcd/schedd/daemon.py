@@ -229,8 +229,10 @@ class Schedd(Daemon):
             self.reschedule()
 
     async def shutdown(self, fast: bool) -> None:
-        """Graceful or fast: end the shadows (their claims close, so the startds stop the jobs);
-        running jobs stay RUNNING in the queue and are requeued when the schedd starts again.
+        """Graceful or fast, as HTCondor's schedd (condor_off: "a graceful shutdown of a schedd is
+        functionally the same as a fast shutdown"): the shadows end, and running jobs go on running
+        on their startds, RUNNING in the queue, for their job lease; a schedd that starts again
+        within it reconnects to them, one that does not finds them requeued.
 
         Peaceful (``htcd off -peaceful``): start no new job (MaxJobsRunning becomes 0, as
         HTCondor's schedd does on shutdown) and wait, however long it takes, for the running ones
@@ -244,22 +246,12 @@ class Schedd(Daemon):
                 self.log.info("peaceful shutdown: waiting for %d running job(s) to finish", len(self.shadow_tasks))
                 await asyncio.wait(set(self.shadow_tasks), return_when=asyncio.FIRST_COMPLETED)
             self.log.info("peaceful shutdown: no job is running")
-        if not fast:
-            await self._vacate_for_shutdown()
+        running = sum(1 for s in self.claim_holders if s.running)
+        if running:
+            self.log.info("%s shutdown: leaving %d running job(s) to run on for their job lease; a schedd "
+                          "started within it reconnects to them", "fast" if fast else "graceful", running)
         for task in list(self.shadow_tasks):
             task.cancel()
         await asyncio.gather(*self.shadow_tasks, return_exceptions=True)
         self.lifecycle.flush_usage()
         await self.store.close()  # a SIGTERM loses no job change
-
-    async def _vacate_for_shutdown(self) -> None:
-        """Graceful shutdown: the running jobs are stopped and requeued and their claims released
-        (a fast shutdown, or a crash, leaves them running for the next schedd to reconnect to)."""
-        shadows = [s for s in self.claim_holders if s.task is not None and not s.task.done()]
-        for shadow in shadows:
-            if shadow.running:
-                self.spawn(shadow.kill(evict="the schedd is shutting down"), f"vacate {shadow.job.id_text}")
-        tasks = {s.task for s in shadows if s.task is not None}
-        if tasks:
-            self.log.info("graceful shutdown: vacating %d running job(s) and releasing their claims", len(tasks))
-            await asyncio.wait(tasks, timeout=30)

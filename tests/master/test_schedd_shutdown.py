@@ -40,18 +40,28 @@ def user_log(pool: Pool, name: str) -> str:
 
 
 def test_graceful_stops_the_schedd_now_and_peaceful_lets_jobs_finish(pool: Pool) -> None:
-    # graceful: the schedd goes at once; its running job does not finish (it is requeued later)
-    cluster, _ = submit_waiting_job(pool, "a")
+    # graceful: the schedd goes at once, as HTCondor's (the same as fast); its running job runs on
+    # under its lease, and the schedd started again reconnects to it, so it finishes once
+    cluster, go = submit_waiting_job(pool, "a")
     schedd = pool.daemon_pids()["SCHEDD"]
     assert pool.htcd("off", "-graceful", "-daemon", "schedd").stdout == \
         'Sent "Kill-Daemon" command for "schedd" to local master\n'
     wait_for(lambda: gone(schedd), 60, "a graceful stop of the schedd")
+    assert "graceful shutdown: leaving 1 running job(s) to run on for their job lease" in pool.log("SchedLog")
+    assert "004 (" not in user_log(pool, "a"), "the job was not evicted"
     assert "005 (" not in user_log(pool, "a"), "the job did not get to finish"
+    wait_for(lambda: "the job lease (JobLeaseDuration = " in pool.log("StartLog"), 30,
+             "the startd to keep the job running without its shadow")
     pool.htcd("on", "-daemon", "schedd")
     schedd = new_pid(pool, "SCHEDD", schedd)
     wait_for(lambda: pool.htcd("q", check=False).returncode == 0, 60, "the schedd")
-    pool.htcd("rm", str(cluster))
-    wait_for(lambda: pool.job_ids() == [], 60, "job a to go")
+    wait_for(lambda: "reconnect" in pool.log("SchedLog").lower() and
+             pool.job_attr(f"{cluster}.0", "JobStatus") == "2", 60, "the schedd to reconnect to job a")
+    open(go, "w").close()
+    wait_for(lambda: pool.job_ids() == [], 60, "job a to finish")
+    log = user_log(pool, "a")
+    assert log.count("Normal termination (return value 0)") == 1, log
+    assert "004 (" not in log and log.count("001 (") == 1, "one run, never evicted"
 
     # peaceful: the schedd waits, however long, for its running job
     _, go = submit_waiting_job(pool, "b")
