@@ -30,10 +30,13 @@ EXAMPLES = scaled(100)  # per daemon, each a batch of up to 12 generated request
 
 
 def _sockets(pool: Pool) -> dict[str, Path]:
-    found = {p.stem.upper(): p for p in pool.local.rglob("*.sock")}
-    missing = set(DAEMONS) - set(found)
-    assert not missing, f"no command socket for {missing}"
-    return found
+    """Every daemon's command socket; the pool is up once its schedd and slots answer, and a
+    daemon that has not got that far on a busy machine may still be making its socket."""
+    def found() -> dict[str, Path]:
+        return {p.stem.upper(): p for p in pool.local.rglob("*.sock")}
+    wait_for(lambda: set(DAEMONS) <= set(found()), 60,
+             lambda: f"a command socket for each daemon; none yet for {set(DAEMONS) - set(found())}")
+    return found()
 
 
 def _tracebacks(pool: Pool) -> dict[str, int]:
