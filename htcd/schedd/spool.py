@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from htcd.schedd.jobs import COMPLETED, HELD, IDLE, Job
 from htcd.transfer import checkpoints, chunks, entries
 from htcd.transfer.paths import Owner, TransferError, safe_relpath
-from htcd.transfer.shadow_side import split_list
+from htcd.transfer.shadow_side import split_list, spool_dir
 from htcd.wire.errors import CommandError, ProtocolError
 from htcd.wire.framing import read_frame
 from htcd.wire.server import Request
@@ -321,28 +321,28 @@ class Spool:
                 self.schedd.leave_queue(job)
 
     def forget(self, job: Job) -> None:
-        """The job left the queue: its spool directory goes (and the cluster's, with its last job)."""
-        root, cid = self.root, job.cluster_id
+        """The job left the queue: its spool directory goes (and the cluster's, with its last job),
+        with the output an eviction kept for its next start (ON_EXIT_OR_EVICT) and a
+        self-checkpointing job's checkpoint; a job that never used the spool costs one stat."""
+        root, cid, pid = self.root, job.cluster_id, job.proc_id
         last = cid not in self.schedd.clusters
-        if not is_spooled(job):  # only a self-checkpointing job's checkpoint may be there
-            ckpt = checkpoints.checkpoint_dir(root, cid, job.proc_id)
-            if os.path.isdir(ckpt):
-                def drop() -> None:
-                    checkpoints.remove(ckpt)
-                    with contextlib.suppress(OSError):
-                        os.rmdir(cluster_dir(root, cid))
-                asyncio.get_running_loop().run_in_executor(None, drop)
+        spooled = is_spooled(job)
+        kept = [d for d in (checkpoints.checkpoint_dir(root, cid, pid), spool_dir(root, cid, pid)) if os.path.isdir(d)]
+        if not spooled and not kept:
             return
 
         def remove() -> None:
-            shutil.rmtree(job_dir(root, cid, job.proc_id), ignore_errors=True)
+            for d in kept:
+                shutil.rmtree(d, ignore_errors=True)
+            if spooled:
+                shutil.rmtree(job_dir(root, cid, pid), ignore_errors=True)
             with contextlib.suppress(OSError):
-                os.rmdir(os.path.dirname(job_dir(root, cid, job.proc_id)))
-            if last:
+                os.rmdir(os.path.dirname(job_dir(root, cid, pid)))
+            if last and spooled:
                 with contextlib.suppress(OSError):
                     os.unlink(ickpt_path(root, cid))
-                with contextlib.suppress(OSError):
-                    os.rmdir(cluster_dir(root, cid))
+            with contextlib.suppress(OSError):
+                os.rmdir(cluster_dir(root, cid))
 
         asyncio.get_running_loop().run_in_executor(None, remove)
 

@@ -204,3 +204,22 @@ while true; do sleep 0.1; done
     assert (pool.jobs_dir / "result.txt").read_text() == "resumed after first-run\n"
     assert (pool.jobs_dir / "progress").read_text() == "first-run\n"
     assert not (pool.local / "spool" / "1" / "0").exists(), "the spooled output goes when the job is done"
+
+
+def test_kept_evicted_output_goes_when_the_job_is_removed(make_pool) -> None:
+    pool = make_pool({**ONE_SLOT, "ENABLE_RUNTIME_CONFIG": "TRUE", "SETTABLE_ATTRS_CONFIG": "PREEMPT, START",
+                      "PREEMPT": "False"}, slots=1)
+    script(pool, "e.sh", "#!/bin/sh\necho first-run > progress\ntouch {dir}/started\nwhile true; do sleep 0.1; done\n")
+    pool.submit("executable = e.sh\nlog = e.log\nshould_transfer_files = YES\n"
+                "when_to_transfer_output = ON_EXIT_OR_EVICT\nqueue\n", name="e.sub")
+    wait_for(lambda: (pool.jobs_dir / "started").exists(), 90, "the job's first run")
+    pool.htcd("config_val", "-daemon", "startd", "-rset", "START = False")
+    pool.htcd("config_val", "-daemon", "startd", "-rset", "PREEMPT = True")
+    pool.htcd("reconfig", "-daemon", "startd")
+    wait_for(lambda: "004" in events(pool.jobs_dir / "e.log"), 90, "the eviction")
+    kept = pool.local / "spool" / "1" / "0" / "cluster1.proc0.evicted"
+    wait_for(lambda: (kept / "progress").exists(), 30, "the evicted job's output kept in the spool")
+    pool.htcd("rm", "1.0")
+    wait_for(lambda: pool.job_ids() == [], 60, "the removal")
+    wait_for(lambda: not (pool.local / "spool" / "1").exists(), 30,
+             lambda: f"the kept output to go with the job: {sorted(map(str, (pool.local / 'spool').rglob('*')))}")
