@@ -27,8 +27,15 @@ def banner(ad: ClassAd) -> str:
 
 def rotated(path: str) -> list[str]:
     """Rotated files, newest first (by modification time: the last write before the rename)."""
-    found = [p for p in glob.glob(glob.escape(path) + ".*") if p[len(path) + 1:][:1].isdigit()]
-    return sorted(found, key=lambda p: (os.stat(p).st_mtime_ns, p), reverse=True)
+    stamped: list[tuple[int, str]] = []
+    for p in glob.glob(glob.escape(path) + ".*"):
+        if not p[len(path) + 1:][:1].isdigit():
+            continue
+        try:
+            stamped.append((os.stat(p).st_mtime_ns, p))
+        except FileNotFoundError:  # deleted by a rotation between the listing and the stat
+            continue
+    return [p for _, p in sorted(stamped, reverse=True)]
 
 
 def _rotate(path: str, max_size: int, keep: int) -> None:
