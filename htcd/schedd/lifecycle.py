@@ -50,6 +50,21 @@ def _run_resources(job: Job, now: int) -> tuple[dict[str, object], dict[str, obj
     return usage, {k: job.get(f"Request{k}") for k in ("Cpus", "Disk", "Memory")}
 
 
+def _run_wall(job: Job, now: int) -> float:
+    """Seconds of the current run (since JobCurrentStartDate; 0 for a job that is not running,
+    a running job being removed counting as running until its shadow is done)."""
+    ran = job.status == RUNNING or (job.removing and job.get("LastJobStatus") == RUNNING)
+    if not ran:
+        return 0.0
+    return float(max(0, now - int(job.get("JobCurrentStartDate", now) or now)))
+
+
+def _wall_after_run(job: Job, now: int) -> float:
+    """RemoteWallClockTime once the current run ends: HTCondor's is cumulative over every run
+    (evicted, held, removed or exited), not the last run's."""
+    return float(job.get("RemoteWallClockTime", 0) or 0) + _run_wall(job, now)
+
+
 def _uncommitted(job: Job, now: int) -> int:
     """Seconds of the current run not committed yet: since its start or its last checkpoint."""
     since = max(int(job.get("JobLastCheckpointTime", 0) or 0), int(job.get("JobCurrentStartDate", 0) or 0))
@@ -252,6 +267,8 @@ class JobLifecycle:
     # -- how it ended ----------------------------------------------------------------------
     def hold(self, job: Job, reason: str, code: int = 0, subcode: int = 0) -> None:
         ran = job.status == RUNNING
+        if ran:
+            job.set(RemoteWallClockTime=_wall_after_run(job, int(time.time())))
         self.schedd.set_status(job, HELD, HoldReason=reason, HoldReasonCode=code, HoldReasonSubCode=subcode)
         forget_claim(job)
         if ran:
@@ -273,7 +290,7 @@ class JobLifecycle:
                                  "RemoteUserCpu": float(result.get("user_cpu") or 0.0),
                                  "RemoteSysCpu": float(result.get("sys_cpu") or 0.0),
                                  "ResidentSetSize": int(result.get("max_rss_kb") or 0),
-                                 "RemoteWallClockTime": float(now - int(job.get("JobCurrentStartDate", now) or now)),
+                                 "RemoteWallClockTime": _wall_after_run(job, now),
                                  # the run's time since its start or last checkpoint is committed now
                                  "CommittedTime": int(job.get("CommittedTime", 0) or 0) + _uncommitted(job, now)}
         if sig is None:
@@ -288,7 +305,7 @@ class JobLifecycle:
             attrs["ImageSize"] = max(rss, int(job.get("ImageSize", 0) or 0))
             attrs["MemoryUsage"] = (rss + 1023) // 1024
         job.set(**attrs)
-        wall = attrs["RemoteWallClockTime"]
+        wall = _run_wall(job, now)
         usage = {"Cpus": round((attrs["RemoteUserCpu"] + attrs["RemoteSysCpu"]) / wall, 2) if wall > 0 else 0.0,
                  "Disk": job.get("DiskUsage"), "Memory": attrs.get("MemoryUsage")}
         request = {k: job.get(f"Request{k}") for k in ("Cpus", "Disk", "Memory")}
@@ -328,6 +345,8 @@ class JobLifecycle:
         self.schedd.leave_queue(job)
 
     def finish_removal(self, job: Job) -> None:
+        if _run_wall(job, now := int(time.time())):
+            job.set(RemoteWallClockTime=_wall_after_run(job, now))
         self.schedd.shadows.pop(job.id, None)
         self.schedd.allocated.pop(job.id, None)
         forget_claim(job)
@@ -346,7 +365,7 @@ class JobLifecycle:
         if job.status == RUNNING:
             now = int(time.time())
             usage, request = _run_resources(job, now)  # before the run's start is forgotten
-            self.schedd.set_status(job, IDLE, LastVacateTime=now)
+            self.schedd.set_status(job, IDLE, LastVacateTime=now, RemoteWallClockTime=_wall_after_run(job, now))
             forget_claim(job)
             machineattrs.rotate(job)
             self.schedd.store.persist(job)
