@@ -71,8 +71,17 @@ def test_cpu_shares_quota_and_memory_in_the_engine(make_pool, docker_engine) -> 
     pool.submit(UNIVERSE + "executable = /bin/sleep\ntransfer_executable = false\narguments = 300\n"
                 "request_cpus = 2\nrequest_memory = 200\nqueue\n")
     execute = str(pool.local / "execute")
-    found = wait_for(lambda: docker_engine.containers(**{"htcd.execute": execute}), 90, "the job's container")
-    host = container_state(docker_engine, found[0]["Id"])["HostConfig"]
+    def inspected() -> tuple[dict, dict] | None:
+        # listed then inspected: a container may go between the two (seen once on a loaded machine)
+        for c in docker_engine.containers(**{"htcd.execute": execute}):
+            state = container_state(docker_engine, c["Id"])
+            if state is not None:
+                return c, state
+        return None
+
+    listed, state = wait_for(inspected, 90, "the job's container")
+    found = [listed]
+    host = state["HostConfig"]
     assert host["NanoCpus"] == 2_000_000_000 and host["CpuShares"] == 200
     assert host["Memory"] == 256 << 20 and host["MemorySwap"] == host["Memory"]
     assert host["Init"] is True
