@@ -22,7 +22,8 @@ let data = {};
 function color(key, i) { return COLORS[key] || PALETTE[i % PALETTE.length]; }
 
 async function getJSON(path) {
-  const resp = await fetch(API + path, { cache: "no-store" });
+  let resp;
+  try { resp = await fetch(API + path, { cache: "no-store" }); } catch (e) { throw new Error(`${API}${path}: ${e.message || e}`); }
   const text = await resp.text();
   let body;
   try { body = JSON.parse(text); } catch (e) { body = { error: text.trim() }; }
