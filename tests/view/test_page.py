@@ -10,7 +10,7 @@ import tomllib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -70,10 +70,10 @@ def replies() -> dict[str, Any]:
 
 
 class Handler(BaseHTTPRequestHandler):
-    answers: dict[str, Any] = {}
-    asked: list[str] = []
+    answers: ClassVar[dict[str, Any]] = {}
+    asked: ClassVar[list[str]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         url = urlsplit(self.path)
         self.asked.append(self.path)
         if url.path.startswith("/view/api/"):
@@ -90,7 +90,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
