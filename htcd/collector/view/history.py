@@ -174,7 +174,7 @@ async def reconfigure(collector: Collector) -> None:
         return
     if old is not None and settings.keep and settings.directory == old.settings.directory:
         old.settings = settings
-        old.store.max_bytes, old.store.interval = settings.max_storage, settings.interval
+        await old.run(old.store.set_limits, settings.max_storage, settings.interval)
         return
     collector.history = None
     if old is not None:

@@ -7,7 +7,7 @@ the last sample and a restart (even ``kill -9``) loses nothing committed.
 
 Raw samples are kept ``RAW_KEEP`` seconds and each rollup for its own window (``LEVELS``); past
 that, rows are pruned.  The whole (database + WAL) is kept under ``max_bytes``
-(POOL_HISTORY_MAX_STORAGE): while over it, the oldest half of the finest level that still holds
+(POOL_HISTORY_MAX_STORAGE): once over it, until under 80 % of it, the oldest half of the finest level that still holds
 more than a couple of its steps is deleted, then free pages are given back to the file system.
 
 Encoding, for size: rows live in WITHOUT ROWID tables keyed (series id, t), so a row is its
@@ -23,7 +23,7 @@ import math
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ FILE_NAME = "pool_history.sqlite"
 RAW_KEEP = 2 * 86400
 #: (bucket seconds, seconds kept): the rollup levels, finest first.
 LEVELS: tuple[tuple[int, int], ...] = ((300, 10 * 86400), (3600, 40 * 86400), (86400, 5 * 366 * 86400))
+PRUNE_TO = 0.8  # pruning for the bound goes down to this share of it, so it runs seldom
 MAX_POINTS = 3000  # the most points per column a series answer holds
 SCHEMA_VERSION = 1
 
@@ -104,7 +105,7 @@ class HistoryStore:
                 self.db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
-            self.db.execute("PRAGMA journal_size_limit = 1048576")
+            self._wal_limit()
             self.db.create_function("round4", 1, round4, deterministic=True)
             self.db.executescript(_SCHEMA)
             for step, _ in LEVELS:
@@ -120,6 +121,17 @@ class HistoryStore:
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the pool history {self.path}: {exc}") from None
 
+    def _wal_limit(self) -> None:
+        """The WAL counts in the bound: checkpoint it once it holds a tenth of max_bytes."""
+        page = self.db.execute("PRAGMA page_size").fetchone()[0]
+        self.db.execute(f"PRAGMA wal_autocheckpoint = {max(8, self.max_bytes // 10 // page)}")
+        self.db.execute(f"PRAGMA journal_size_limit = {self.max_bytes // 10}")
+
+    def set_limits(self, max_bytes: int, interval: int) -> None:
+        with self._lock:
+            self.max_bytes, self.interval = max_bytes, max(1, interval)
+            self._wal_limit()
+
     def close(self) -> None:
         with self._lock:
             self.db.close()
@@ -133,29 +145,39 @@ class HistoryStore:
         return sid
 
     def record(self, t: int, sample: Mapping[str, Mapping[str, float]]) -> int:
-        """Write one sample taken at ``t``: {series name: {key: value}}.  Returns the rows written
-        (raw).  A second sample at the same ``t`` is ignored (raw rows are the truth)."""
-        t = int(t)
+        """Write one sample taken at ``t``: {series name: {key: value}}.  Returns the raw rows
+        written; a second sample at the same ``t`` is ignored (the first stays)."""
+        return self.record_many([(t, sample)])
+
+    def record_many(self, samples: Iterable[tuple[int, Mapping[str, Mapping[str, float]]]]) -> int:
+        """Write samples in time order in one transaction (a restart's backlog, the bench)."""
+        written = 0
+        newest = None
         with self._lock:
             db = self.db
             db.execute("BEGIN IMMEDIATE")
             try:
-                if db.execute("INSERT OR IGNORE INTO samples VALUES (?)", (t,)).rowcount == 0:
-                    db.execute("ROLLBACK")
-                    return 0
-                rows = [(self._sid(name, key), t, v) for name, values in sample.items()
-                        for key, v in values.items() if v is not None]
-                db.executemany("INSERT OR REPLACE INTO raw (sid, t, v) VALUES (?, ?, ?)", rows)
-                for step, _ in LEVELS:
-                    b = t - t % step
-                    db.executemany(_UPSERT.format(step=step), [(sid, b, round4(v), v, v) for sid, _, v in rows])
-                self._expire(t)
+                for t, sample in samples:
+                    t = int(t)
+                    if db.execute("INSERT OR IGNORE INTO samples VALUES (?)", (t,)).rowcount == 0:
+                        continue
+                    rows = [(self._sid(name, key), t, v) for name, values in sample.items()
+                            for key, v in values.items() if v is not None]
+                    db.executemany("INSERT OR REPLACE INTO raw (sid, t, v) VALUES (?, ?, ?)", rows)
+                    for step, _ in LEVELS:
+                        b = t - t % step
+                        db.executemany(_UPSERT.format(step=step), [(sid, b, round4(v), v, v) for sid, _, v in rows])
+                    written += len(rows)
+                    newest = t if newest is None else max(newest, t)
+                if newest is not None:
+                    self._expire(newest)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-            self._bound()
-            return len(rows)
+            if newest is not None:
+                self._bound()
+        return written
 
     def _expire(self, now: int) -> None:
         db = self.db
@@ -180,7 +202,7 @@ class HistoryStore:
         db = self.db
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         for _ in range(64):
-            if self._used() <= self.max_bytes:
+            if self._used() <= self.max_bytes * PRUNE_TO:
                 break
             for table, step in [("raw", self.interval)] + [(f"rollup{s}", s) for s, _ in LEVELS]:
                 lo, hi = db.execute(f"SELECT min(t), max(t) FROM {table}").fetchone()
