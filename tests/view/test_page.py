@@ -117,7 +117,7 @@ def test_static_files_are_served_and_nothing_else() -> None:
     assert web.serve("/view/static/uPlot.LICENSE")[2].startswith(b"The MIT License")
     for bad in ("/view/static/../web.py", "/view/static/%2e%2e/web.py", "/view/static/", "/view/nothing"):
         status, _, body = web.serve(bad)
-        assert status == 404 and b"404 no such" in body, bad
+        assert status == 404 and body.startswith(b"no such"), bad
 
 
 def test_static_files_ship_in_the_package() -> None:

@@ -45,6 +45,6 @@ def serve(path: str) -> tuple[int, str, bytes]:
         if body is not None:
             return 200, content_type(name), body
         return 404, "text/plain; charset=utf-8", (
-            f"404 no such file {name!r} under /view/static/ (there are: {', '.join(sorted(_files()))})\n"
+            f"no such file {name!r} under /view/static/ (there are: {', '.join(sorted(_files()))})\n"
         ).encode()
-    return 404, "text/plain; charset=utf-8", f"404 no such page {path}; the view is at /view/\n".encode()
+    return 404, "text/plain; charset=utf-8", f"no such page {path}; the view is at /view/\n".encode()

@@ -15,7 +15,7 @@ const PALETTE = ["#1e88e5", "#2e7d32", "#e53935", "#fbc02d", "#8e24aa", "#00acc1
 const JOB_STATES = ["Running", "Idle", "Held"];
 
 const params = new URLSearchParams(location.search);
-const view = { range: params.get("range") || "day", arch: params.get("arch") || "", user: params.get("user") || "" };
+const view = { range: params.get("range") || "day", start: params.get("start"), end: params.get("end"), arch: params.get("arch") || "", user: params.get("user") || "" };
 const charts = {};
 let data = {};
 
@@ -203,13 +203,21 @@ function archOptions(list) {
 const NAMES = ["slots_by_state", "slots_by_arch", "claimed_by_arch", "jobs_by_user", "user_usage", "user_priority",
   "negotiation_cycle", "duty_cycle"];
 
+// The API's time range: the chosen range, or start/end (Unix seconds) given in the page's address.
+function span() {
+  if (view.start && view.end) return `start=${encodeURIComponent(view.start)}&end=${encodeURIComponent(view.end)}`;
+  return `range=${encodeURIComponent(view.range)}`;
+}
+
 async function load() {
   document.body.dataset.ready = "0";
-  for (const b of document.querySelectorAll("#ranges button")) b.classList.toggle("on", b.dataset.range === view.range);
+  for (const b of document.querySelectorAll("#ranges button")) {
+    b.classList.toggle("on", !(view.start && view.end) && b.dataset.range === view.range);
+  }
   const err = document.getElementById("error");
   try {
     const [list, now, ...series] = await Promise.all([getJSON("series_list"), getJSON("now")]
-      .concat(NAMES.map((n) => getJSON(`series?name=${n}&range=${encodeURIComponent(view.range)}`))));
+      .concat(NAMES.map((n) => getJSON(`series?name=${n}&${span()}`))));
     data = Object.fromEntries(NAMES.map((n, i) => [n, series[i]]));
     const s = data.slots_by_state;
     document.getElementById("span").textContent =
@@ -233,7 +241,8 @@ async function load() {
 
 function setQuery() {
   const q = new URLSearchParams();
-  if (view.range !== "day") q.set("range", view.range);
+  if (view.start && view.end) { q.set("start", view.start); q.set("end", view.end); }
+  else if (view.range !== "day") q.set("range", view.range);
   if (view.arch) q.set("arch", view.arch);
   if (view.user) q.set("user", view.user);
   history.replaceState(null, "", q.toString() ? "?" + q : location.pathname);
@@ -241,7 +250,7 @@ function setQuery() {
 
 document.getElementById("ranges").addEventListener("click", (ev) => {
   const r = ev.target.dataset && ev.target.dataset.range;
-  if (r) { view.range = r; setQuery(); load(); }
+  if (r) { view.range = r; view.start = view.end = null; setQuery(); load(); }
 });
 document.getElementById("arch").addEventListener("change", (ev) => { view.arch = ev.target.value; setQuery(); renderMachines(); });
 document.getElementById("user").addEventListener("change", (ev) => { view.user = ev.target.value; setQuery(); renderJobs(); });
