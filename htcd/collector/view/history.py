@@ -24,6 +24,7 @@ from htcd.pacer import Pacer
 
 DEFAULT_MAX_STORAGE = 10_000_000
 DEFAULT_INTERVAL = 60
+OFF_RECHECK = 5.0  # seconds between two looks at whether a reconfig turned history on
 SLICE = 0.01  # seconds of reducing between two turns of the loop
 T = TypeVar("T")
 
@@ -148,9 +149,9 @@ def install(collector: Collector) -> None:
     the collector holds at each tick, so a reconfig may turn it on or off)."""
     collector.history = open_history(collector)
 
-    def interval() -> float:
+    def interval() -> float:  # while off, look again soon: a reconfig may turn it on
         h = collector.history
-        return float(h.interval if h is not None else DEFAULT_INTERVAL)
+        return float(h.interval if h is not None else OFF_RECHECK)
 
     async def tick() -> None:
         h = collector.history

@@ -249,21 +249,18 @@ class HistoryStore:
         return (min(los) if los else None), (max(his) if his else None)
 
     def _level(self, start: int, end: int) -> tuple[str, int]:
-        """The finest level with at most MAX_POINTS points over the range that holds ``start``;
-        when none does (a young history), the finest that reaches back as far as the coarser
-        ones (a coarse bucket's start says only that data lies somewhere in it)."""
+        """The finest level with at most MAX_POINTS points over the range that holds ``start``
+        or, if it does not, reaches back as far as the coarser levels do (a coarse bucket's
+        start says only that its data lies somewhere in it: a young history is served fine)."""
         found: list[tuple[str, int, int]] = []
         for table, step in [("raw", self.interval)] + [(f"rollup{s}", s) for s, _ in LEVELS]:
             if (end - start) / step > MAX_POINTS:
                 continue
             lo = self.db.execute(f"SELECT min(t) FROM {table}").fetchone()[0]
-            if lo is None:
-                continue
-            if lo <= start + step:
-                return table, step
-            found.append((table, step, lo))
+            if lo is not None:
+                found.append((table, step, lo))
         for i, (table, step, lo) in enumerate(found):
-            if all(lo < lo_c + step_c for _, step_c, lo_c in found[i + 1:]):
+            if lo <= start + step or all(lo < lo_c + step_c for _, step_c, lo_c in found[i + 1:]):
                 return table, step
         step = LEVELS[-1][0]
         return f"rollup{step}", step
