@@ -116,7 +116,7 @@ function renderMachines() {
     named = pick(s, STATES).filter(([, v]) => v.some((x) => x));
     if (!named.length) named = pick(s, STATES);
     st = s.stats;
-    draw("chart-machines", s.t, named, { unit: "slots", height: 300 });
+    draw("chart-machines", s.t, named, { unit: "slots", height: 300, fill: true });
   } else {
     const total = (data.slots_by_arch.columns || {})[view.arch] || [];
     const claimed = (data.claimed_by_arch.columns || {})[view.arch] || [];
