@@ -19,7 +19,7 @@ from view.browser import Dom, artifacts, dump_dom, needs_chromium, screenshot
 
 KNOBS = {"COLLECTOR_METRICS_PORT": "0", "COLLECTOR_METRICS_ALLOW_READ": "127.0.0.1", "KEEP_POOL_HISTORY": "true",
          "POOL_HISTORY_SAMPLING_INTERVAL": "1"}
-JOBS = "executable = /bin/sleep\narguments = 10\nqueue 3\n"
+JOBS = "executable = /bin/sleep\narguments = 5\nqueue 3\n"
 
 
 @pytest.fixture(scope="module")
