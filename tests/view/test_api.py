@@ -106,6 +106,8 @@ def test_the_api_serves_what_the_collector_sampled_and_keeps_it_across_kill_9(
     assert status == 200 and listing["interval"] == 1
     assert listing["series"]["slots_by_arch"] == ["AARCH64/LINUX", "X86_64/LINUX"]
     assert listing["oldest"] <= listing["newest"] <= time.time() + 1
+    cost = listing["last_sample"]
+    assert cost["ads"] >= 5 and 0 <= cost["reduce_cpu_seconds"] < 1 and 0 <= cost["write_cpu_seconds"] < 1
     status, now = get(url, "/view/api/now")
     assert status == 200
     assert now["status_total"]["total"]["Claimed"] == 2 and now["status_total"]["total"]["Total"] == 3

@@ -27,9 +27,11 @@ def test_samples_fill_raw_rows_and_every_rollup(tmp_path: Path) -> None:
     assert h.count_rows() == {"raw": 50, "rollup300": 10, "rollup3600": 5, "rollup86400": 5}
     db = sqlite3.connect(h.path)
     sid = db.execute("SELECT id FROM series WHERE name = 'slots_by_state' AND key = 'Claimed'").fetchone()[0]
-    assert db.execute("SELECT t, n, avg, max, min FROM rollup300 WHERE sid = ? ORDER BY t", (sid,)).fetchall() == [
-        (T0, 5, 2, 4, 0), (T0 + 300, 5, 7, 9, 5)]
-    assert db.execute("SELECT n, avg, max, min FROM rollup3600 WHERE sid = ?", (sid,)).fetchone() == (10, 4.5, 9, 0)
+    assert db.execute("SELECT t, n, sum, max, min FROM rollup300 WHERE sid = ? ORDER BY t", (sid,)).fetchall() == [
+        (T0, 5, 10, 4, 0), (T0 + 300, 5, 35, 9, 5)]
+    assert db.execute("SELECT n, sum, max, min FROM rollup3600 WHERE sid = ?", (sid,)).fetchone() == (10, 45, 9, 0)
+    # sums of counts are stored as integers (a few bytes), not as 8-byte reals
+    assert db.execute("SELECT typeof(sum) FROM rollup3600 WHERE sid = ?", (sid,)).fetchone() == ("integer",)
     db.close()
     s = h.series("slots_by_state", T0, T0 + 600)
     assert s is not None and s.step == 60 and s.t == [T0 + 60 * i for i in range(10)]
@@ -54,7 +56,7 @@ def test_the_range_picks_the_resolution(tmp_path: Path) -> None:
     # a 5-minute bucket's average and peak of the minute samples
     i = week.t.index(now - 3600)
     minutes = [sample((now - 3600) // 60 + k)["slots_by_state"]["Claimed"] for k in range(5)]
-    assert week.columns["Claimed"][i] == round4(sum(minutes) / 5) and week.peaks["Claimed"][i] == max(minutes)
+    assert week.columns["Claimed"][i] == round(sum(minutes) / 5, 3) and week.peaks["Claimed"][i] == max(minutes)
     assert len(steps["year"].t) <= 41  # type: ignore[union-attr]
     h.close()
 
@@ -114,7 +116,7 @@ def test_reopening_loses_nothing_and_buckets_continue(tmp_path: Path) -> None:
     s = again.series("s", T0, T0 + 300)
     assert s is not None and s.columns["k"] == [0, 1, 2, 3, 4]
     db = sqlite3.connect(again.path)
-    assert db.execute(f"SELECT n, avg, max, min FROM rollup{LEVELS[0][0]}").fetchall() == [(5, 2, 4, 0)]
+    assert db.execute(f"SELECT n, sum, max, min FROM rollup{LEVELS[0][0]}").fetchall() == [(5, 10, 4, 0)]
     db.close()
     again.close()
 

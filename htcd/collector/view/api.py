@@ -1,7 +1,8 @@
 """The pool view's JSON API, under ``/view/api/`` of the collector's HTTP endpoint:
 
 - ``series?name=NAME&range=day|week|month|year`` (or ``&start=S&end=E``): one series over time;
-- ``series_list``: the series kept, their keys, the sampling interval and the time span held;
+- ``series_list``: the series kept, their keys, the sampling interval, the time span held and
+  what the last sample cost (``last_sample``);
 - ``now``: the pool at a glance from the collector's live ads.
 
 Errors are JSON: 400 ``{"error": ...}`` for a bad name or range, 404 for an unknown route.
@@ -80,7 +81,7 @@ async def handle(history: PoolHistory, collector: Any, route: str,
         names = await history.run(history.store.names)
         oldest, newest = await history.run(history.store.span)
         return _answer(200, {"series": {n: names.get(n, []) for n in sampler.SERIES}, "interval": history.interval,
-                             "oldest": oldest, "newest": newest})
+                             "oldest": oldest, "newest": newest, "last_sample": history.last_sample()})
     if route == "now":
         glance = (await history.reduce(collector.store)).glance
         return _answer(200, glance.to_json())

@@ -113,9 +113,9 @@ def steps(store: AdStore, now: float | None = None) -> Generator[None, None, Sam
     now = time.time() if now is None else now
     val = Values()
     glance = Glance(int(now))
-    by_state = dict.fromkeys(SLOT_STATES, 0.0)
-    by_activity = dict.fromkeys(ACTIVITIES, 0.0)
-    cpus = dict.fromkeys(SLOT_STATES, 0.0)
+    by_state: dict[str, float] = dict.fromkeys(SLOT_STATES, 0)
+    by_activity: dict[str, float] = dict.fromkeys(ACTIVITIES, 0)
+    cpus: dict[str, float] = dict.fromkeys(SLOT_STATES, 0)
     by_arch: dict[str, float] = {}
     claimed_arch: dict[str, float] = {}
     counted = 0
@@ -139,7 +139,7 @@ def steps(store: AdStore, now: float | None = None) -> Generator[None, None, Sam
         key = tuple(values[i] if i >= 0 else None for i in pos[:4])
         g = groups.get(key)
         if g is None:
-            g = groups[key] = [0, 0.0]
+            g = groups[key] = [0, 0]
         g[0] += 1
         ci = pos[4]
         if ci >= 0:
@@ -210,7 +210,7 @@ def steps(store: AdStore, now: float | None = None) -> Generator[None, None, Sam
                 mine[k] += int(v)
                 glance.queue[k] += int(v)
         for attr, state in zip(("TotalIdleJobs", "TotalRunningJobs", "TotalHeldJobs"), JOB_STATES, strict=True):
-            jobs_schedd[f"{name}/{state}"] = float(val.number(e.get(attr.lower())) or 0)
+            jobs_schedd[f"{name}/{state}"] = val.number(e.get(attr.lower())) or 0
     for e in live("Accounting"):
         if e is None:
             yield None

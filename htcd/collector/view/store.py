@@ -1,19 +1,20 @@
 """The pool's history on disk: one SQLite file (WAL) per view collector.
 
 A sample is one row per (series, key) value at a time ``t``.  Each value also goes at once into
-the rollup rows of its 5-minute, hourly and daily buckets (running average, max, min and the
-count of values), updated by the same transaction, so a bucket on disk is always complete up to
-the last sample and a restart (even ``kill -9``) loses nothing committed.
+the rollup rows of its 5-minute, hourly and daily buckets (sum, max, min and count of its
+values), updated by the same transaction, so a bucket on disk is always complete up to
+the last sample and a restart (even ``kill -9``) loses nothing committed.  A bucket keeps the sum
+of its values, not their average: sums of counts stay integers, which SQLite stores in a few bytes.
 
 Raw samples are kept ``RAW_KEEP`` seconds and each rollup for its own window (``LEVELS``); past
 that, rows are pruned.  The whole (database + WAL) is kept under ``max_bytes``
-(POOL_HISTORY_MAX_STORAGE): once over it, until under 80 % of it, the oldest half of the finest level that still holds
-more than a couple of its steps is deleted, then free pages are given back to the file system.
+(POOL_HISTORY_MAX_STORAGE): once over it, until under 80 % of it, the oldest half of the finest
+level that still holds more than a couple of its steps is deleted, then free pages are given
+back to the file system.
 
 Encoding, for size: rows live in WITHOUT ROWID tables keyed (series id, t), so a row is its
 key and values only; a series id is a small integer naming (series name, key); values are
-stored as SQLite stores numbers (integers in 1-3 bytes, floats in 8); the rollup average is
-rounded to 4 significant digits, which SQLite then stores as an integer when it is one.
+kept as given, in columns without a type: an integer (a count) takes 1-4 bytes, a real 8.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ RAW_KEEP = 2 * 86400
 LEVELS: tuple[tuple[int, int], ...] = ((300, 10 * 86400), (3600, 40 * 86400), (86400, 5 * 366 * 86400))
 PRUNE_TO = 0.8  # pruning for the bound goes down to this share of it, so it runs seldom
 MAX_POINTS = 3000  # the most points per column a series answer holds
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 RANGES = {"day": 86400, "week": 7 * 86400, "month": 31 * 86400, "year": 366 * 86400}
 
@@ -42,13 +43,13 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY, name TEXT NOT NULL, key TEXT NOT NULL,
                                    UNIQUE (name, key));
 CREATE TABLE IF NOT EXISTS samples (t INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS raw (sid INTEGER NOT NULL, t INTEGER NOT NULL, v REAL,
+CREATE TABLE IF NOT EXISTS raw (sid INTEGER NOT NULL, t INTEGER NOT NULL, v,
                                 PRIMARY KEY (sid, t)) WITHOUT ROWID;
 """
 _ROLLUP = """CREATE TABLE IF NOT EXISTS rollup{step} (sid INTEGER NOT NULL, t INTEGER NOT NULL, n INTEGER,
-             avg REAL, max REAL, min REAL, PRIMARY KEY (sid, t)) WITHOUT ROWID"""
-_UPSERT = """INSERT INTO rollup{step} (sid, t, n, avg, max, min) VALUES (?, ?, 1, ?, ?, ?)
-             ON CONFLICT (sid, t) DO UPDATE SET avg = round4((avg * n + excluded.avg) / (n + 1)), n = n + 1,
+             sum, max, min, PRIMARY KEY (sid, t)) WITHOUT ROWID"""
+_UPSERT = """INSERT INTO rollup{step} (sid, t, n, sum, max, min) VALUES (?, ?, 1, ?, ?, ?)
+             ON CONFLICT (sid, t) DO UPDATE SET sum = sum + excluded.sum, n = n + 1,
              max = max(max, excluded.max), min = min(min, excluded.min)"""
 
 
@@ -58,6 +59,11 @@ def round4(v: float | None) -> float | int | None:
         return v
     r = round(v, 3 - math.floor(math.log10(abs(v))))
     return int(r) if r == int(r) and abs(r) < 2**53 else r
+
+
+def _compact(v: float) -> float:
+    """A whole number as an int: SQLite stores it in 1-4 bytes instead of 8."""
+    return int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 2**53 else v
 
 
 class StoreError(Exception):
@@ -106,7 +112,6 @@ class HistoryStore:
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
             self._wal_limit()
-            self.db.create_function("round4", 1, round4, deterministic=True)
             self.db.executescript(_SCHEMA)
             for step, _ in LEVELS:
                 self.db.execute(_ROLLUP.format(step=step))
@@ -122,9 +127,10 @@ class HistoryStore:
             raise StoreError(f"cannot open the pool history {self.path}: {exc}") from None
 
     def _wal_limit(self) -> None:
-        """The WAL counts in the bound: checkpoint it once it holds a tenth of max_bytes."""
+        """The WAL counts in the bound: checkpoint it once it holds a tenth of max_bytes (at
+        most SQLite's default, 1000 pages)."""
         page = self.db.execute("PRAGMA page_size").fetchone()[0]
-        self.db.execute(f"PRAGMA wal_autocheckpoint = {max(8, self.max_bytes // 10 // page)}")
+        self.db.execute(f"PRAGMA wal_autocheckpoint = {min(1000, max(8, self.max_bytes // 10 // page))}")
         self.db.execute(f"PRAGMA journal_size_limit = {self.max_bytes // 10}")
 
     def set_limits(self, max_bytes: int, interval: int) -> None:
@@ -161,12 +167,12 @@ class HistoryStore:
                     t = int(t)
                     if db.execute("INSERT OR IGNORE INTO samples VALUES (?)", (t,)).rowcount == 0:
                         continue
-                    rows = [(self._sid(name, key), t, v) for name, values in sample.items()
+                    rows = [(self._sid(name, key), t, _compact(v)) for name, values in sample.items()
                             for key, v in values.items() if v is not None]
                     db.executemany("INSERT OR REPLACE INTO raw (sid, t, v) VALUES (?, ?, ?)", rows)
                     for step, _ in LEVELS:
                         b = t - t % step
-                        db.executemany(_UPSERT.format(step=step), [(sid, b, round4(v), v, v) for sid, _, v in rows])
+                        db.executemany(_UPSERT.format(step=step), [(sid, b, v, v, v) for sid, _, v in rows])
                     written += len(rows)
                     newest = t if newest is None else max(newest, t)
                 if newest is not None:
@@ -180,11 +186,32 @@ class HistoryStore:
         return written
 
     def _expire(self, now: int) -> None:
+        """Delete rows past their level's window: per series, so each delete is a seek in the
+        (sid, t) key, not a scan of the table."""
         db = self.db
-        self.pruned_rows += db.execute("DELETE FROM raw WHERE t < ?", (now - RAW_KEEP,)).rowcount
+        sids = list(self._sids.values())
+        for table, cut in [("raw", now - RAW_KEEP)] + [(f"rollup{step}", now - keep) for step, keep in LEVELS]:
+            before = db.total_changes
+            db.executemany(f"DELETE FROM {table} WHERE sid = ? AND t < ?", [(sid, cut) for sid in sids])
+            self.pruned_rows += db.total_changes - before
         db.execute("DELETE FROM samples WHERE t < ?", (now - RAW_KEEP,))
-        for step, keep in LEVELS:
-            self.pruned_rows += db.execute(f"DELETE FROM rollup{step} WHERE t < ?", (now - keep,)).rowcount
+
+    def _oldest(self, table: str, sids: Iterable[int]) -> int | None:
+        """The oldest time ``table`` holds for these series (a seek per series)."""
+        found = None
+        for sid in sids:
+            row = self.db.execute(f"SELECT t FROM {table} WHERE sid = ? ORDER BY t LIMIT 1", (sid,)).fetchone()
+            if row is not None and (found is None or row[0] < found):
+                found = row[0]
+        return found
+
+    def _newest(self, table: str, sids: Iterable[int]) -> int | None:
+        found = None
+        for sid in sids:
+            row = self.db.execute(f"SELECT t FROM {table} WHERE sid = ? ORDER BY t DESC LIMIT 1", (sid,)).fetchone()
+            if row is not None and (found is None or row[0] > found):
+                found = row[0]
+        return found
 
     def size(self) -> int:
         """Bytes on disk: the database and its WAL."""
@@ -204,13 +231,16 @@ class HistoryStore:
         for _ in range(64):
             if self._used() <= self.max_bytes * PRUNE_TO:
                 break
+            sids = list(self._sids.values())
             for table, step in [("raw", self.interval)] + [(f"rollup{s}", s) for s, _ in LEVELS]:
-                lo, hi = db.execute(f"SELECT min(t), max(t) FROM {table}").fetchone()
-                if lo is None or (hi - lo <= 2 * step and table != f"rollup{LEVELS[-1][0]}"):
+                lo, hi = self._oldest(table, sids), self._newest(table, sids)
+                if lo is None or hi is None or (hi - lo <= 2 * step and table != f"rollup{LEVELS[-1][0]}"):
                     continue
                 cut = lo + max(step, (hi - lo) // 2)
                 db.execute("BEGIN IMMEDIATE")
-                self.pruned_rows += db.execute(f"DELETE FROM {table} WHERE t < ?", (cut,)).rowcount
+                before = db.total_changes
+                db.executemany(f"DELETE FROM {table} WHERE sid = ? AND t < ?", [(sid, cut) for sid in sids])
+                self.pruned_rows += db.total_changes - before
                 if table == "raw":
                     db.execute("DELETE FROM samples WHERE t < ?", (cut,))
                 db.execute("COMMIT")
@@ -241,14 +271,15 @@ class HistoryStore:
         """The oldest and newest time any level holds."""
         with self._lock:
             los, his = [], []
+            sids = list(self._sids.values())
             for table in ["raw"] + [f"rollup{s}" for s, _ in LEVELS]:
-                lo, hi = self.db.execute(f"SELECT min(t), max(t) FROM {table}").fetchone()
-                if lo is not None:
+                lo, hi = self._oldest(table, sids), self._newest(table, sids)
+                if lo is not None and hi is not None:
                     los.append(lo)
                     his.append(hi)
         return (min(los) if los else None), (max(his) if his else None)
 
-    def _level(self, start: int, end: int) -> tuple[str, int]:
+    def _level(self, start: int, end: int, sids: Iterable[int]) -> tuple[str, int]:
         """The finest level with at most MAX_POINTS points over the range that holds ``start``
         or, if it does not, reaches back as far as the coarser levels do (a coarse bucket's
         start says only that its data lies somewhere in it: a young history is served fine)."""
@@ -256,7 +287,7 @@ class HistoryStore:
         for table, step in [("raw", self.interval)] + [(f"rollup{s}", s) for s, _ in LEVELS]:
             if (end - start) / step > MAX_POINTS:
                 continue
-            lo = self.db.execute(f"SELECT min(t) FROM {table}").fetchone()[0]
+            lo = self._oldest(table, sids)
             if lo is not None:
                 found.append((table, step, lo))
         for i, (table, step, lo) in enumerate(found):
@@ -272,36 +303,31 @@ class HistoryStore:
             sids = {sid: key for (n, key), sid in self._sids.items() if n == name}
             if not sids:
                 return None
-            table, step = self._level(start, end)
+            table, step = self._level(start, end, list(sids))
             marks = ",".join("?" * len(sids))
+            lo = start if table == "raw" else start - start % step
             if table == "raw":
-                rows = self.db.execute(f"SELECT sid, t, v, v, v, 1 FROM raw WHERE sid IN ({marks}) "
-                                       "AND t >= ? AND t <= ?", (*sids, start, end)).fetchall()
+                what, totals = "v, NULL", "sum(v), count(v), max(v), min(v)"
             else:
-                rows = self.db.execute(f"SELECT sid, t, avg, max, min, n FROM {table} WHERE sid IN ({marks}) "
-                                       "AND t >= ? AND t <= ?", (*sids, start - start % step, end)).fetchall()
+                what, totals = "round(sum * 1.0 / n, 3), max", "sum(sum), sum(n), max(max), min(min)"
+            where = f"FROM {table} WHERE sid IN ({marks}) AND t >= ? AND t <= ?"
+            rows = self.db.execute(f"SELECT sid, t, {what} {where} ORDER BY sid, t", (*sids, lo, end)).fetchall()
+            sums = self.db.execute(f"SELECT sid, {totals} {where} GROUP BY sid", (*sids, lo, end)).fetchall()
         times = sorted({r[1] for r in rows})
         pos = {t: i for i, t in enumerate(times)}
         keys = sorted(sids.values())
         columns: dict[str, list[float | None]] = {k: [None] * len(times) for k in keys}
         peaks: dict[str, list[float | None]] = {k: [None] * len(times) for k in keys}
-        acc: dict[str, list[float]] = {k: [0.0, 0, -math.inf, math.inf] for k in keys}
-        for sid, t, avg, mx, mn, n in rows:
+        for sid, t, avg, mx in rows:
             key = sids[sid]
-            i = pos[t]
-            columns[key][i] = avg
-            peaks[key][i] = mx
-            a = acc[key]
-            a[0] += avg * n
-            a[1] += n
-            a[2] = max(a[2], mx)
-            a[3] = min(a[3], mn)
-        stats: dict[str, dict[str, float | None]] = {}
-        for k in keys:
-            s, n, mx, mn = acc[k]
-            last = next((v for v in reversed(columns[k]) if v is not None), None)
-            stats[k] = {"avg": round4(s / n) if n else None, "peak": mx if n else None,
-                        "min": mn if n else None, "last": last}
+            columns[key][pos[t]] = avg
+            peaks[key][pos[t]] = mx
+        stats: dict[str, dict[str, float | None]] = {k: {"avg": None, "peak": None, "min": None, "last": None}
+                                                     for k in keys}
+        for sid, total, n, mx, mn in sums:
+            key = sids[sid]
+            last = next((v for v in reversed(columns[key]) if v is not None), None)
+            stats[key] = {"avg": round4(total / n) if n else None, "peak": mx, "min": mn, "last": last}
         return Series(name, start, end, step, times, columns, None if table == "raw" else peaks, stats)
 
     def count_rows(self) -> dict[str, int]:
