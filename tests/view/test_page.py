@@ -132,6 +132,7 @@ def test_static_files_ship_in_the_package() -> None:
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_page_draws_the_api_replies(server: str, leak_check: Path) -> None:
     Handler.asked.clear()
     dom = Dom(dump_dom(leak_check, server + "/view/"))
@@ -159,6 +160,7 @@ def test_page_draws_the_api_replies(server: str, leak_check: Path) -> None:
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_page_per_arch_and_range_from_the_address(server: str, leak_check: Path) -> None:
     Handler.asked.clear()
     dom = Dom(dump_dom(leak_check, server + "/view/?range=week&arch=X86_64/LINUX&user=bob@pool"))
@@ -171,6 +173,7 @@ def test_page_per_arch_and_range_from_the_address(server: str, leak_check: Path)
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_page_says_what_failed(leak_check: Path, server: str) -> None:
     """A reply the page cannot use is shown, not swallowed: the error names the route and status."""
     saved = Handler.answers.pop("duty_cycle")
@@ -183,6 +186,7 @@ def test_page_says_what_failed(leak_check: Path, server: str) -> None:
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_page_screenshot(server: str, leak_check: Path) -> None:
     out = screenshot(leak_check, server + "/view/", artifacts() / "view-page-recorded.png")
     assert out.stat().st_size > 20_000  # a drawn page, not a blank one
