@@ -22,6 +22,7 @@ STATIC = Path(web.__file__).parent / "static"
 T0 = 1_790_000_000
 N = 48  # points per series in the replies below
 STEP = 300
+DAEMONS = 14
 
 
 def series(name: str, columns: dict[str, list[float | None]]) -> dict[str, Any]:
@@ -40,6 +41,8 @@ def replies() -> dict[str, Any]:
     out = {
         "slots_by_state": series("slots_by_state", {
             "Claimed": list(map(float, claimed)), "Unclaimed": [6.0 - c for c in claimed], "Owner": [0.0] * N}),
+        "cpus_by_state": series("cpus_by_state", {
+            "Claimed": [4.0 * c for c in claimed], "Unclaimed": [24.0 - 4 * c for c in claimed]}),
         "slots_by_arch": series("slots_by_arch", {"X86_64/LINUX": [4.0] * N, "AARCH64/LINUX": [2.0] * N}),
         "claimed_by_arch": series("claimed_by_arch", {"X86_64/LINUX": [float(min(c, 4)) for c in claimed],
                                                       "AARCH64/LINUX": [0.0] * N}),
@@ -54,7 +57,8 @@ def replies() -> dict[str, Any]:
         "negotiation_cycle": series("negotiation_cycle", {
             "duration": [0.01 * (i % 5) for i in range(N)], "matches": [float(i % 3) for i in range(N)],
             "rejections": [0.0] * N, "submitters": [2.0] * N}),
-        "duty_cycle": series("duty_cycle", {"cm@host/Collector": [0.01] * N, "cm@host/Negotiator": [0.02] * N}),
+        # a daemon per machine: more than a chart draws
+        "duty_cycle": series("duty_cycle", {f"ep{k:02}@host/Machine": [k / 100] * N for k in range(DAEMONS)}),
     }
     row = {"Owner": 0, "Claimed": 4, "Unclaimed": 0, "Matched": 0, "Preempting": 0, "Drained": 0, "Backfill": 0}
     out["now"] = {"time": T0 + N * STEP, "status_total": {
@@ -143,7 +147,7 @@ def test_page_draws_the_api_replies(server: str, leak_check: Path) -> None:
     assert dom.points("chart-usage") == 2 * N       # ResourcesUsed; the accumulated column is in the table only
     assert dom.points("chart-priority") == 2 * N
     assert dom.points("chart-cycle") == N and dom.points("chart-matches") == 3 * N
-    assert dom.points("chart-duty") == 2 * N
+    assert dom.points("chart-duty") == 12 * N and dom.by_id["chart-duty"]["data-hidden"] == str(DAEMONS - 12)
     stats = dom.rows("machines-stats")
     assert stats["Claimed"] == [f"{sum(min(4, i // 6) for i in range(N)) / N:.2f}", "4", "0", "4"]
     assert stats["Unclaimed"][1:] == ["6", "2", "2"] and "Owner" not in stats
@@ -170,6 +174,8 @@ def test_page_per_arch_and_range_from_the_address(server: str, leak_check: Path)
     assert dom.points("chart-machines") == 3 * N
     assert dom.points("chart-jobs") == 3 * N - 1   # bob's Held column misses one sample
     assert "range=week" in " ".join(Handler.asked)
+    dom = Dom(dump_dom(leak_check, server + "/view/?count=cpus"))
+    assert dom.rows("machines-stats")["Unclaimed"][1:] == ["24", "8", "8"] and dom.points("chart-machines") == 2 * N
 
 
 @needs_chromium

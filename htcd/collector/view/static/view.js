@@ -15,7 +15,7 @@ const PALETTE = ["#1e88e5", "#2e7d32", "#e53935", "#fbc02d", "#8e24aa", "#00acc1
 const JOB_STATES = ["Running", "Idle", "Held"];
 
 const params = new URLSearchParams(location.search);
-const view = { range: params.get("range") || "day", start: params.get("start"), end: params.get("end"), arch: params.get("arch") || "", user: params.get("user") || "" };
+const view = { count: params.get("count") === "cpus" ? "cpus" : "slots", range: params.get("range") || "day", start: params.get("start"), end: params.get("end"), arch: params.get("arch") || "", user: params.get("user") || "" };
 const charts = {};
 let data = {};
 
@@ -76,10 +76,23 @@ function sumColumns(columns, length) {
   return out;
 }
 
-function draw(id, t, named, opts) {
+// A big pool has a duty cycle per daemon and a priority per user: a chart keeps the MAX_LINES
+// with the highest peaks (the tables keep everyone) and says how many it left out.
+const MAX_LINES = 12;
+
+function topLines(named) {
+  if (named.length <= MAX_LINES) return [named, 0];
+  const peak = ([, v]) => Math.max(...v.filter((x) => x !== null && x !== undefined), -Infinity);
+  const kept = new Set(named.slice().sort((a, b) => peak(b) - peak(a)).slice(0, MAX_LINES).map(([k]) => k));
+  return [named.filter(([k]) => kept.has(k)), named.length - kept.size];
+}
+
+function draw(id, t, all, opts) {
   const box = document.getElementById(id);
   if (charts[id]) { charts[id].destroy(); delete charts[id]; }
   box.replaceChildren();
+  const [named, left] = topLines(all);
+  box.dataset.hidden = String(left);
   let points = 0;
   for (const [, values] of named) for (const v of values) if (v !== null && v !== undefined) points++;
   box.dataset.points = String(points);
@@ -100,6 +113,7 @@ function draw(id, t, named, opts) {
     scales: { x: { time: true }, y: { range: (u, lo, hi) => [Math.min(0, lo), hi > 0 ? hi * 1.1 : 1] } },
     legend: { live: true },
   }, [t].concat(named.map(([, v]) => v)), box);
+  if (left) box.append(el("p", { class: "muted" }, `The ${MAX_LINES} highest of ${all.length}; ${left} more not drawn.`));
 }
 
 function statsRows(named, given) {
@@ -111,12 +125,16 @@ function statsRows(named, given) {
 
 function renderMachines() {
   let named, st;
+  // CPUs are counted by state for the whole pool only (the store keeps no CPUs per arch)
+  const count = document.getElementById("count");
+  count.value = view.count;
+  count.disabled = Boolean(view.arch);
   if (!view.arch) {
-    const s = data.slots_by_state;
+    const s = view.count === "cpus" ? data.cpus_by_state : data.slots_by_state;
     named = pick(s, STATES).filter(([, v]) => v.some((x) => x));
     if (!named.length) named = pick(s, STATES);
     st = s.stats;
-    draw("chart-machines", s.t, named, { unit: "slots", height: 300, fill: true });
+    draw("chart-machines", s.t, named, { unit: view.count === "cpus" ? "CPUs" : "slots", height: 300, fill: true });
   } else {
     const total = (data.slots_by_arch.columns || {})[view.arch] || [];
     const claimed = (data.claimed_by_arch.columns || {})[view.arch] || [];
@@ -174,7 +192,9 @@ function renderNegotiation() {
 
 function renderDuty() {
   const s = data.duty_cycle;
-  draw("chart-duty", s.t, pick(s, null), { unit: "duty cycle" });
+  // RecentDaemonCoreDutyCycle is the share of time busy: drawn in percent
+  const pct = pick(s, null).map(([k, v]) => [k, v.map((x) => (x === null || x === undefined ? null : x * 100))]);
+  draw("chart-duty", s.t, pct, { unit: "% busy" });
 }
 
 function renderNow(now) {
@@ -200,7 +220,7 @@ function archOptions(list) {
   sel.value = view.arch;
 }
 
-const NAMES = ["slots_by_state", "slots_by_arch", "claimed_by_arch", "jobs_by_user", "user_usage", "user_priority",
+const NAMES = ["slots_by_state", "cpus_by_state", "slots_by_arch", "claimed_by_arch", "jobs_by_user", "user_usage", "user_priority",
   "negotiation_cycle", "duty_cycle"];
 
 // The API's time range: the chosen range, or start/end (Unix seconds) given in the page's address.
@@ -243,6 +263,7 @@ function setQuery() {
   const q = new URLSearchParams();
   if (view.start && view.end) { q.set("start", view.start); q.set("end", view.end); }
   else if (view.range !== "day") q.set("range", view.range);
+  if (view.count !== "slots") q.set("count", view.count);
   if (view.arch) q.set("arch", view.arch);
   if (view.user) q.set("user", view.user);
   history.replaceState(null, "", q.toString() ? "?" + q : location.pathname);
@@ -252,6 +273,7 @@ document.getElementById("ranges").addEventListener("click", (ev) => {
   const r = ev.target.dataset && ev.target.dataset.range;
   if (r) { view.range = r; view.start = view.end = null; setQuery(); load(); }
 });
+document.getElementById("count").addEventListener("change", (ev) => { view.count = ev.target.value; setQuery(); renderMachines(); });
 document.getElementById("arch").addEventListener("change", (ev) => { view.arch = ev.target.value; setQuery(); renderMachines(); });
 document.getElementById("user").addEventListener("change", (ev) => { view.user = ev.target.value; setQuery(); renderJobs(); });
 load();
