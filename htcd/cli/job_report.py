@@ -64,7 +64,7 @@ def parse_time(text: str, flag: str) -> int:
 
 def period(args: argparse.Namespace, now: float | None = None) -> tuple[int, int]:
     """[start, end) in Unix seconds from -day, -since and -until."""
-    end_now = int(now if now is not None else time.time())
+    end_now = int(now if now is not None else time.time()) + 1  # [start, end): the current second is in
     if args.day:
         if args.since or args.until:
             raise UserError("-day names the whole period: give either -day or -since/-until")
@@ -107,6 +107,13 @@ class Report:
     schedds: list[str] = field(default_factory=list)
     users: dict[str, UserFigures] = field(default_factory=lambda: defaultdict(UserFigures))
     holds: Counter[tuple[int, int, str]] = field(default_factory=Counter)
+    unanswered: dict[str, str] = field(default_factory=dict)  # schedd -> why it could not be asked
+
+    def merge(self, other: Report) -> None:
+        """Add another schedd's figures (kept apart until its answer is complete)."""
+        for user, f in other.users.items():
+            self.users[user].add(f)
+        self.holds.update(other.holds)
 
     def count(self, ad: ClassAd) -> None:
         """Add one job ad (from the history or the queue) whose EnteredCurrentStatus is in the period."""
@@ -134,7 +141,7 @@ class Report:
         def rounded(f: UserFigures) -> dict[str, Any]:
             return {**asdict(f), "cpu_hours": round(f.cpu_hours, 4), "wall_hours": round(f.wall_hours, 4)}
 
-        return {"start": self.start, "end": self.end, "schedds": self.schedds,
+        return {"start": self.start, "end": self.end, "schedds": self.schedds, "unanswered": self.unanswered,
                 "users": {u: rounded(f) for u, f in sorted(self.users.items())}, "total": rounded(self.total()),
                 "held_reasons": [{"code": c, "subcode": s, "reason": r, "jobs": n}
                                  for (c, s, r), n in self.held_reasons()]}
@@ -144,7 +151,9 @@ class Report:
 
     def as_text(self) -> str:
         lines = [f"Job report {_stamp(self.start)} to {_stamp(self.end)}",
-                 f"Schedds: {', '.join(self.schedds) or '(none)'}", ""]
+                 f"Schedds: {', '.join(self.schedds) or '(none)'}"]
+        lines += [f"Not answering (not counted): {name}: {why}" for name, why in self.unanswered.items()]
+        lines.append("")
         head = ("USER", "COMPLETED", "REMOVED", "HELD", "CPU_HOURS", "WALL_HOURS")
         rows = [(u, str(f.completed), str(f.removed), str(f.held), f"{f.cpu_hours:.2f}", f"{f.wall_hours:.2f}")
                 for u, f in sorted(self.users.items())]
@@ -218,11 +227,20 @@ def job_ads(addr: Any, start: int, end: int) -> Iterator[ClassAd]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The report of the schedds that answered; one that does not is named on stderr (and in the
+    JSON's ``unanswered``) and the exit status is 1, as the report is then incomplete."""
     start, end = period(args)
     report = Report(start, end)
     for addr, name in schedds(args.name):
+        figures = Report(start, end)
+        try:
+            for ad in job_ads(addr, start, end):
+                figures.count(ad)
+        except UserError as exc:
+            report.unanswered[name] = str(exc)
+            sys.stderr.write(f"htcd job_report: schedd {name}: {exc}; its jobs are not in this report\n")
+            continue
         report.schedds.append(name)
-        for ad in job_ads(addr, start, end):
-            report.count(ad)
+        report.merge(figures)
     sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n" if args.json else report.as_text())
-    return 0
+    return 1 if report.unanswered else 0

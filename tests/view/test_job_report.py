@@ -11,8 +11,11 @@ from types import SimpleNamespace
 import pytest
 from pooltools import Pool, wait_for
 
+from htcd.classad import ClassAd
 from htcd.cli import job_report
+from htcd.client.collector import address as collector
 from htcd.errors import UserError
+from htcd.wire.client import Connection
 
 BURN = "executable = /bin/sh\narguments = \"-c 'sleep 1; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'\"\nqueue 3\n"
 SLEEP = "executable = /bin/sleep\narguments = 300\n"
@@ -48,14 +51,14 @@ def test_report_counts_the_days_jobs(pool: Pool) -> None:
     owner = history(pool)[0]["Owner"]
     assert list(report["users"]) == [owner]
     me = report["users"][owner]
-    assert (me["completed"], me["removed"], me["held"]) == (3, 2, 2)
+    assert (me["completed"], me["removed"], me["held"]) == (3, 2, 2), (report, history(pool), pool.job_ids())
     ads = history(pool)
     cpu = sum(float(a.get("RemoteUserCpu", 0)) + float(a.get("RemoteSysCpu", 0)) for a in ads) / 3600
     wall = sum(float(a.get("RemoteWallClockTime", 0)) for a in ads) / 3600
     assert cpu > 0 and me["cpu_hours"] == pytest.approx(cpu, abs=1e-4)
     assert wall > 0 and me["wall_hours"] == pytest.approx(wall, abs=1e-4)
     assert report["total"] == me and report["end"] - report["start"] == 86400
-    assert len(report["schedds"]) == 1
+    assert len(report["schedds"]) == 1 and report["unanswered"] == {}
     reasons = {(r["code"], r["reason"]): r["jobs"] for r in report["held_reasons"]}
     assert len(reasons) == 2 and sum(reasons.values()) == 2
     by_hand = [k for k in reasons if k[1] == "scratch disk full"]
@@ -100,7 +103,7 @@ def test_bad_periods_are_refused() -> None:
     with pytest.raises(UserError, match="the period is empty"):
         job_report.period(args(since="2000", until="1000"))
     start, end = job_report.period(args(), now=1_000_000)
-    assert (start, end) == (1_000_000 - 86400, 1_000_000)
+    assert (start, end) == (1_000_001 - 86400, 1_000_001)  # a job that changed this second is in
     start, end = job_report.period(args(since="2026-03-01 12:30"))
     assert start == int(time.mktime((2026, 3, 1, 12, 30, 0, 0, 0, -1)))
 
@@ -110,3 +113,19 @@ def test_cli_mistakes_exit_without_traceback(pool: Pool) -> None:
     assert proc.returncode == 1 and "-day 'someday': expected a date" in proc.stderr and "Traceback" not in proc.stderr
     proc = pool.htcd("job_report", "-name", "nosuch@nowhere", check=False)
     assert proc.returncode == 1 and "no schedd named 'nosuch@nowhere'" in proc.stderr
+
+
+def test_a_schedd_that_does_not_answer_is_named(pool: Pool) -> None:
+    """A schedd the collector knows but that does not answer is named, and the others are counted."""
+    far = ClassAd({"MyType": "Scheduler", "Name": "far@example.org", "Machine": "example.org",
+                   "MyAddress": "<127.0.0.1:1>"})
+    with Connection(collector(pool.tool_config())) as conn:
+        conn.call("UPDATE_AD", ad_type="Scheduler", ad=far.to_wire())
+    proc = pool.htcd("job_report", "-json", check=False)
+    assert proc.stdout.startswith("{"), proc.stderr
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 1 and list(report["unanswered"]) == ["far@example.org"]
+    assert "htcd job_report: schedd far@example.org: cannot reach the schedd" in proc.stderr
+    assert len(report["schedds"]) == 1 and report["total"]["completed"] == 3
+    proc = pool.htcd("job_report", check=False)
+    assert proc.returncode == 1 and "Not answering (not counted): far@example.org: cannot reach" in proc.stdout
