@@ -14,16 +14,11 @@ import json
 import time
 from typing import Any
 
-from htcd.collector.store import AdStore
 from htcd.collector.view import sampler
 from htcd.collector.view.history import PoolHistory
 from htcd.collector.view.store import RANGES
 
 JSON = "application/json"
-
-
-class _Collector:
-    store: AdStore
 
 
 def _answer(status: int, body: Any) -> tuple[int, str, bytes]:
@@ -83,6 +78,6 @@ async def handle(history: PoolHistory, collector: Any, route: str,
         return _answer(200, {"series": {n: names.get(n, []) for n in sampler.SERIES}, "interval": history.interval,
                              "oldest": oldest, "newest": newest, "last_sample": history.last_sample()})
     if route == "now":
-        glance = (await history.reduce(collector.store)).glance
+        glance = (await history.reduce(collector.store))[0].glance
         return _answer(200, glance.to_json())
     return _error(404, f"no such API {route!r}; try series, series_list or now")

@@ -85,8 +85,9 @@ class PoolHistory:
         """``fn(*args)`` on the worker thread (the one that uses the SQLite file)."""
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
-    async def reduce(self, store: AdStore, now: float | None = None) -> sampler.Sample:
-        """The collector's ads as a sample, reduced on the loop in slices."""
+    async def reduce(self, store: AdStore, now: float | None = None) -> tuple[sampler.Sample, float]:
+        """The collector's ads as a sample, reduced on the loop in slices, and the CPU seconds
+        that took."""
         gen = sampler.steps(store, now)
         pacer = Pacer(SLICE)
         cpu = 0.0
@@ -96,9 +97,8 @@ class PoolHistory:
                 next(gen)
             except StopIteration as stop:
                 cpu += time.thread_time() - started
-                self.last_cpu = cpu
                 result: sampler.Sample = stop.value
-                return result
+                return result, cpu
             if pacer.due():
                 cpu += time.thread_time() - started
                 await pacer.pause()
@@ -106,7 +106,7 @@ class PoolHistory:
 
     async def sample(self, store: AdStore, now: float | None = None) -> sampler.Sample:
         """Take one sample and write it."""
-        s = await self.reduce(store, now)
+        s, self.last_cpu = await self.reduce(store, now)
         self.last_write = await self.run(self._write, s)
         self.last = s
         self.samples += 1
