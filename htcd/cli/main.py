@@ -45,6 +45,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "reconfig": ("control", "make this host's daemons re-read their configuration"),
     "drain": ("drain", "drain a machine of its jobs, or cancel a drain"),
     "updates_stats": ("updates_stats", "per-sender update counts and losses seen by the collector"),
+    "job_report": ("job_report", "a day's summary for admins: jobs completed and removed, CPU hours per user, "
+                                 "held reasons"),
     "ping": ("ping", "check that a daemon answers and whether you are authorized at each level"),
     "token": ("token", "create, list and revoke the pool's authentication tokens"),
     "ca": ("token", "the pool's signing key, CA and host or client certificates"),

@@ -21,6 +21,7 @@ from htcd.collector.forward import Forwarder
 from htcd.collector.keys import string_value
 from htcd.collector.store import HISTORY_SIZE, AdStore, Entry
 from htcd.collector.udp import Session, Sessions, UdpListener
+from htcd.collector.view import history as view_history
 from htcd.daemon import Daemon
 from htcd.errors import UserError
 from htcd.pacer import Pacer
@@ -67,6 +68,7 @@ class Collector(Daemon):
         self._gc_started = 0.0
         gc.callbacks.append(self._gc_watch)
         self._build_wake = asyncio.Event()
+        self.history: view_history.PoolHistory | None = None  # KEEP_POOL_HISTORY (htcd.collector.view)
 
     def _configure_store(self) -> None:
         self.store.history_size = max(0, self.config.get_int("COLLECTOR_DAEMON_HISTORY_SIZE", HISTORY_SIZE))
@@ -116,10 +118,12 @@ class Collector(Daemon):
         self.every(lambda: 60.0, self._housekeeping, "sessions and drop counts", first=60.0)
         self.every(lambda: 2.0, self._freeze, "exempt stored ads from garbage collection", first=2.0)
         self._timers.append(asyncio.create_task(self._build_indexes(), name="index builder"))
+        view_history.install(self)  # samples the pool when KEEP_POOL_HISTORY is true
         self._metrics = await metrics.start(self)  # the optional HTTP endpoint (COLLECTOR_METRICS_PORT)
 
     async def shutdown(self, fast: bool) -> None:
         await metrics.stop(getattr(self, "_metrics", None))
+        await view_history.stop(self)
         if self.forwarder is not None:
             await self.forwarder.stop()
         if self.udp is not None:
@@ -129,6 +133,7 @@ class Collector(Daemon):
     def reconfigured(self) -> None:
         self._configure_store()
         self.spawn(self._restart_forwarder(), "restart forwarding")
+        self.spawn(view_history.reconfigure(self), "reconfigure pool history")
 
     async def _restart_forwarder(self) -> None:
         if self.forwarder is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
+import inspect
 import ipaddress
 import json
 import logging
@@ -283,11 +284,43 @@ async def route(collector: Collector, target: str) -> tuple[int, str, bytes]:
         return 200, OPENMETRICS, (await render_metrics(collector)).encode()
     if url.path == "/ads":
         return 200, "application/json", (await render_ads(collector, parse_qs(url.query))).encode()
+    if url.path == "/view" or url.path.startswith("/view/"):
+        return await route_view(collector, url.path, parse_qs(url.query))
     if url.path == "/":
         return 200, "text/plain; charset=utf-8", (
             b"htcd collector\n/metrics  the pool in OpenMetrics text\n"
-            b"/ads?type=Machine&constraint=EXPR&projection=A,B&limit=N  ads as JSON\n")
+            b"/ads?type=Machine&constraint=EXPR&projection=A,B&limit=N  ads as JSON\n"
+            b"/view/  the pool's history (KEEP_POOL_HISTORY), JSON under /view/api/\n")
     raise HttpError(404, f"no such page {url.path}; try /metrics or /ads")
+
+
+async def route_view(collector: Collector, path: str, query: dict[str, list[str]]) -> tuple[int, str, bytes]:
+    """The pool view: ``/view/api/*`` to htcd.collector.view.api, the rest of ``/view/`` to
+    htcd.collector.view.web's ``serve(path) -> (status, content type, body)`` when it exists.
+    Only while the collector keeps pool history (KEEP_POOL_HISTORY)."""
+    history = getattr(collector, "history", None)
+    if history is None:
+        if path.startswith("/view/api/"):
+            return 404, "application/json", json.dumps(
+                {"error": "this collector keeps no pool history (KEEP_POOL_HISTORY is false)"}).encode()
+        raise HttpError(404, f"no such page {path}: this collector keeps no pool history (KEEP_POOL_HISTORY "
+                             "is false)")
+    from htcd.collector.view import api
+
+    if path.startswith("/view/api/"):
+        return await api.handle(history, collector, path[len("/view/api/"):], query)
+    try:
+        from htcd.collector.view import web  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        raise HttpError(404, f"no such page {path}: the view's page is not installed; its JSON is under "
+                             "/view/api/") from None
+    result = web.serve(path)
+    if inspect.isawaitable(result):
+        result = await result
+    status, ctype, body = result
+    if status >= 400:
+        raise HttpError(status, body.decode(errors="replace").strip() or f"cannot serve {path}")
+    return status, ctype, body
 
 
 async def paced(ads: Iterable[ClassAd], pacer: Pacer) -> AsyncIterator[ClassAd]:
