@@ -127,8 +127,8 @@ class PoolHistory:
         return {"time": self.last.time, "ads": self.last.ads, "reduce_cpu_seconds": round(self.last_cpu, 4),
                 "write_cpu_seconds": round(self.last_write, 4)}
 
-    async def series(self, name: str, start: int, end: int) -> Series | None:
-        return await self.run(self.store.series, name, start, end)
+    async def series(self, name: str, start: int, end: int, keys: list[str] | None = None) -> Series | None:
+        return await self.run(self.store.series, name, start, end, None if keys is None else frozenset(keys))
 
     async def close(self) -> None:
         await self.run(self.store.close)
