@@ -19,7 +19,9 @@
    collector's endpoint ``--requests`` times: slots_by_state (the machine graph) and, as a larger
    case, jobs_by_user (3 keys a user), whole and for one user (``&keys=``).
 
-The HTTP times are wall-clock and depend on the machine's load; the bench prints the load average.
+The HTTP times are wall-clock and depend on the machine's load (the bench prints the load
+average); beside them, the collector's CPU time per request (user + system, including whatever
+sampling ran meanwhile) does not.
 
     python bench/view_bench.py [--quick] [--slots N] [--users N] [--schedds N]
 """
@@ -39,6 +41,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 sys.path.insert(0, str(Path(__file__).parent))
 import _pool
@@ -202,27 +206,34 @@ def main() -> None:
               f"{last['write_cpu_seconds']:.3f} s CPU writing = {sample_cpu:.3f} s   (goal < {GOAL_SAMPLE_CPU:.0f} s)")
 
         timings: dict[str, tuple[float, int, int]] = {}
+        cpu: dict[str, float] = {}
+        collector = psutil.Process(_pool.daemon_pid(master, "collector"))
         one_user = ",".join(f"user000@example.org/{st}" for st in sampler.JOB_STATES)
         for name, extra in (("slots_by_state", ""), ("jobs_by_user", ""), ("jobs_by_user", f"&keys={one_user}")):
             ms = []
+            cpu_before = sum(collector.cpu_times()[:2])
             for _ in range(args.requests):
                 started = time.perf_counter()
                 status, body = get(url, f"/view/api/series?name={name}&range=week{extra}")
                 ms.append((time.perf_counter() - started) * 1000)
                 if status != 200:
                     raise SystemExit(f"series {name}: HTTP {status} {body[:300]!r}")
+            cpu_ms = (sum(collector.cpu_times()[:2]) - cpu_before) / args.requests * 1000
             doc = json.loads(body)
             if doc["step"] != 300:
                 raise SystemExit(f"series {name} for a week came at step {doc['step']}, not 300")
             timings[name + ("_one_user" if extra else "")] = (statistics.median(ms), len(doc["t"]), len(body))
+            cpu[name + ("_one_user" if extra else "")] = cpu_ms
             print(f"  week of {name} ({len(doc['columns'])} keys x {len(doc['t'])} points, {len(body):,} bytes) "
-                  f"over HTTP: median {statistics.median(ms):.1f} ms, max {max(ms):.1f} ms"
+                  f"over HTTP: median {statistics.median(ms):.1f} ms, max {max(ms):.1f} ms, "
+                  f"collector CPU {cpu_ms:.1f} ms a request"
                   + (f"   (goal < {GOAL_WEEK_MS:.0f} ms)" if name == "slots_by_state" else ""))
     finally:
         _pool.stop_pool(master, root)
 
     figures = {"sample_cpu_100k_slots": figure(round(sample_cpu, 3), "s", GOAL_SAMPLE_CPU),
                "week_series_http": figure(round(timings["slots_by_state"][0], 1), "ms", GOAL_WEEK_MS),
+               "week_series_collector_cpu": figure(round(cpu["slots_by_state"], 1), "ms", None),
                "week_series_http_jobs_by_user": figure(round(timings["jobs_by_user"][0], 1), "ms", None),
                "week_series_http_one_user": figure(round(timings["jobs_by_user_one_user"][0], 1), "ms", None),
                "year_bytes": figure(size, "bytes", GOAL_YEAR_BYTES)}
