@@ -152,6 +152,9 @@ def open_history(collector: Collector) -> PoolHistory | None:
         return None
     collector.log.info("keeping pool history in %s: a sample every %d s, at most %d bytes", h.store.path,
                        settings.interval, settings.max_storage)
+    if not (collector.config.get("COLLECTOR_METRICS_PORT") or "").strip():
+        collector.log.warning("KEEP_POOL_HISTORY is true but COLLECTOR_METRICS_PORT is not set: the history is "
+                              "kept, but nothing serves /view/ until the port is set")
     return h
 
 
