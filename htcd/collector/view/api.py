@@ -76,11 +76,11 @@ async def handle(history: PoolHistory, collector: Any, route: str,
             if unknown:
                 return _error(400, f"series {name} has no key {', '.join(map(repr, unknown[:5]))}; see "
                                    "/view/api/series_list")
-        found = await history.series(name, start, end, keys)
-        if found is None:  # a known name not sampled yet: an empty series
+        body = await history.series_json(name, start, end, keys)
+        if body is None:  # a known name not sampled yet: an empty series
             return _answer(200, {"name": name, "start": start, "end": end, "step": history.interval, "t": [],
                                  "columns": {}, "stats": {}})
-        return _answer(200, found.to_json())
+        return 200, JSON, body
     if route == "series_list":
         names = await history.run(history.store.names)
         oldest, newest = await history.run(history.store.span)

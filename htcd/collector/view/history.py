@@ -8,6 +8,7 @@ writing and reading the file run on one worker thread, so a slow disk never hold
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import time
@@ -129,6 +130,15 @@ class PoolHistory:
 
     async def series(self, name: str, start: int, end: int, keys: list[str] | None = None) -> Series | None:
         return await self.run(self.store.series, name, start, end, None if keys is None else frozenset(keys))
+
+    async def series_json(self, name: str, start: int, end: int, keys: list[str] | None = None) -> bytes | None:
+        """The series as JSON text, read and encoded on the worker thread (a wide series is
+        megabytes of JSON: encoding it on the loop would hold it)."""
+        def work() -> bytes | None:
+            found = self.store.series(name, start, end, None if keys is None else frozenset(keys))
+            return None if found is None else json.dumps(found.to_json(), separators=(",", ":")).encode()
+
+        return await self.run(work)
 
     async def close(self) -> None:
         await self.run(self.store.close)
