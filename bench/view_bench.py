@@ -17,7 +17,11 @@
    sample cost: CPU seconds reducing the ads on the loop and CPU seconds writing on the worker.
 3. the series JSON for a week at 5-minute resolution (``range=week``), fetched over HTTP from the
    collector's endpoint ``--requests`` times: slots_by_state (the machine graph) and, as a larger
-   case, jobs_by_user (3 keys a user).
+   case, jobs_by_user (3 keys a user), whole and for one user (``&keys=``).
+
+The HTTP times are wall-clock and depend on the machine's load (the bench prints the load
+average); beside them, the collector's CPU time per request (user + system, including whatever
+sampling ran meanwhile) does not.
 
     python bench/view_bench.py [--quick] [--slots N] [--users N] [--schedds N]
 """
@@ -37,6 +41,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 sys.path.insert(0, str(Path(__file__).parent))
 import _pool
@@ -152,9 +158,10 @@ def main() -> None:
     ap.add_argument("--slots", type=int, default=None, help="slot ads in the pool (default 100,000)")
     ap.add_argument("--users", type=int, default=None, help="users of the simulated year (default 50)")
     ap.add_argument("--schedds", type=int, default=5)
-    ap.add_argument("--requests", type=int, default=20, help="timed fetches of each week series")
+    ap.add_argument("--requests", type=int, default=None, help="timed fetches of each week series (default 20)")
     args = ap.parse_args()
     slots = args.slots or (10_000 if args.quick else 100_000)
+    args.requests = args.requests or (5 if args.quick else 20)
     users = args.users or (2 if args.quick else 50)
     series = keys(users, args.schedds)
     nkeys = sum(len(v) for v in series.values())
@@ -200,27 +207,36 @@ def main() -> None:
               f"{last['write_cpu_seconds']:.3f} s CPU writing = {sample_cpu:.3f} s   (goal < {GOAL_SAMPLE_CPU:.0f} s)")
 
         timings: dict[str, tuple[float, int, int]] = {}
-        for name in ("slots_by_state", "jobs_by_user"):
+        cpu: dict[str, float] = {}
+        collector = psutil.Process(_pool.daemon_pid(master, "collector"))
+        one_user = ",".join(f"user000@example.org/{st}" for st in sampler.JOB_STATES)
+        for name, extra in (("slots_by_state", ""), ("jobs_by_user", ""), ("jobs_by_user", f"&keys={one_user}")):
             ms = []
+            cpu_before = sum(collector.cpu_times()[:2])
             for _ in range(args.requests):
                 started = time.perf_counter()
-                status, body = get(url, f"/view/api/series?name={name}&range=week")
+                status, body = get(url, f"/view/api/series?name={name}&range=week{extra}")
                 ms.append((time.perf_counter() - started) * 1000)
                 if status != 200:
                     raise SystemExit(f"series {name}: HTTP {status} {body[:300]!r}")
+            cpu_ms = (sum(collector.cpu_times()[:2]) - cpu_before) / args.requests * 1000
             doc = json.loads(body)
             if doc["step"] != 300:
                 raise SystemExit(f"series {name} for a week came at step {doc['step']}, not 300")
-            timings[name] = (statistics.median(ms), len(doc["t"]), len(body))
+            timings[name + ("_one_user" if extra else "")] = (statistics.median(ms), len(doc["t"]), len(body))
+            cpu[name + ("_one_user" if extra else "")] = cpu_ms
             print(f"  week of {name} ({len(doc['columns'])} keys x {len(doc['t'])} points, {len(body):,} bytes) "
-                  f"over HTTP: median {statistics.median(ms):.1f} ms, max {max(ms):.1f} ms"
+                  f"over HTTP: median {statistics.median(ms):.1f} ms, max {max(ms):.1f} ms, "
+                  f"collector CPU {cpu_ms:.1f} ms a request"
                   + (f"   (goal < {GOAL_WEEK_MS:.0f} ms)" if name == "slots_by_state" else ""))
     finally:
         _pool.stop_pool(master, root)
 
     figures = {"sample_cpu_100k_slots": figure(round(sample_cpu, 3), "s", GOAL_SAMPLE_CPU),
                "week_series_http": figure(round(timings["slots_by_state"][0], 1), "ms", GOAL_WEEK_MS),
+               "week_series_collector_cpu": figure(round(cpu["slots_by_state"], 1), "ms", None),
                "week_series_http_jobs_by_user": figure(round(timings["jobs_by_user"][0], 1), "ms", None),
+               "week_series_http_one_user": figure(round(timings["jobs_by_user_one_user"][0], 1), "ms", None),
                "year_bytes": figure(size, "bytes", GOAL_YEAR_BYTES)}
     if slots != 100_000:
         figures = {k.replace("100k", f"{slots // 1000}k"): v for k, v in figures.items()}

@@ -102,6 +102,8 @@ def test_the_api_serves_what_the_collector_sampled_and_keeps_it_across_kill_9(
 
     status, users = get(url, "/view/api/series?name=jobs_by_user&range=week")
     assert status == 200 and users["columns"]["alice@h/Idle"][-1] == 7, users
+    status, some = get(url, "/view/api/series?name=jobs_by_user&range=week&keys=alice@h/Held,alice@h/Running")
+    assert status == 200 and sorted(some["columns"]) == ["alice@h/Held", "alice@h/Running"], some
     status, listing = get(url, "/view/api/series_list")
     assert status == 200 and listing["interval"] == 1
     assert listing["series"]["slots_by_arch"] == ["AARCH64/LINUX", "X86_64/LINUX"]
@@ -115,7 +117,8 @@ def test_the_api_serves_what_the_collector_sampled_and_keeps_it_across_kill_9(
 
     for path, reason in (("series?name=nope", "unknown series 'nope'"), ("series", "name is required"),
                          ("series?name=slots_by_state&range=decade", "unknown range 'decade'"),
-                         ("series?name=slots_by_state&start=10&end=5", "must be before end")):
+                         ("series?name=slots_by_state&start=10&end=5", "must be before end"),
+                         ("series?name=jobs_by_user&keys=bob@h/Idle", "series jobs_by_user has no key 'bob@h/Idle'")):
         status, err = get(url, "/view/api/" + path)
         assert status == 400 and reason in err["error"], (path, err)
     status, err = get(url, "/view/api/other")

@@ -1,6 +1,7 @@
 """The pool view's JSON API, under ``/view/api/`` of the collector's HTTP endpoint:
 
-- ``series?name=NAME&range=day|week|month|year`` (or ``&start=S&end=E``): one series over time;
+- ``series?name=NAME&range=day|week|month|year`` (or ``&start=S&end=E``; ``&keys=K1,K2`` for only
+  some keys): one series over time;
 - ``series_list``: the series kept, their keys, the sampling interval, the time span held and
   what the last sample cost (``last_sample``);
 - ``now``: the pool at a glance from the collector's live ads.
@@ -67,11 +68,19 @@ async def handle(history: PoolHistory, collector: Any, route: str,
             start, end = time_range(query, time.time())
         except ValueError as exc:
             return _error(400, str(exc))
-        found = await history.series(name, start, end)
-        if found is None:  # a known name not sampled yet: an empty series
+        keys = None
+        if "keys" in query:  # only these keys (comma-separated): a page showing one user of many
+            keys = [k.strip() for text in query["keys"] for k in text.split(",") if k.strip()]
+            known = set((await history.run(history.store.names)).get(name, []))
+            unknown = [k for k in keys if k not in known]
+            if unknown:
+                return _error(400, f"series {name} has no key {', '.join(map(repr, unknown[:5]))}; see "
+                                   "/view/api/series_list")
+        body = await history.series_json(name, start, end, keys)
+        if body is None:  # a known name not sampled yet: an empty series
             return _answer(200, {"name": name, "start": start, "end": end, "step": history.interval, "t": [],
                                  "columns": {}, "stats": {}})
-        return _answer(200, found.to_json())
+        return 200, JSON, body
     if route == "series_list":
         names = await history.run(history.store.names)
         oldest, newest = await history.run(history.store.span)

@@ -8,6 +8,7 @@ writing and reading the file run on one worker thread, so a slow disk never hold
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import time
@@ -127,8 +128,17 @@ class PoolHistory:
         return {"time": self.last.time, "ads": self.last.ads, "reduce_cpu_seconds": round(self.last_cpu, 4),
                 "write_cpu_seconds": round(self.last_write, 4)}
 
-    async def series(self, name: str, start: int, end: int) -> Series | None:
-        return await self.run(self.store.series, name, start, end)
+    async def series(self, name: str, start: int, end: int, keys: list[str] | None = None) -> Series | None:
+        return await self.run(self.store.series, name, start, end, None if keys is None else frozenset(keys))
+
+    async def series_json(self, name: str, start: int, end: int, keys: list[str] | None = None) -> bytes | None:
+        """The series as JSON text, read and encoded on the worker thread (a wide series is
+        megabytes of JSON: encoding it on the loop would hold it)."""
+        def work() -> bytes | None:
+            found = self.store.series(name, start, end, None if keys is None else frozenset(keys))
+            return None if found is None else json.dumps(found.to_json(), separators=(",", ":")).encode()
+
+        return await self.run(work)
 
     async def close(self) -> None:
         await self.run(self.store.close)
@@ -152,6 +162,9 @@ def open_history(collector: Collector) -> PoolHistory | None:
         return None
     collector.log.info("keeping pool history in %s: a sample every %d s, at most %d bytes", h.store.path,
                        settings.interval, settings.max_storage)
+    if not (collector.config.get("COLLECTOR_METRICS_PORT") or "").strip():
+        collector.log.warning("KEEP_POOL_HISTORY is true but COLLECTOR_METRICS_PORT is not set: the history is "
+                              "kept, but nothing serves /view/ until the port is set")
     return h
 
 

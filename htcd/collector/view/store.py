@@ -24,7 +24,7 @@ import math
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -296,11 +296,11 @@ class HistoryStore:
         step = LEVELS[-1][0]
         return f"rollup{step}", step
 
-    def series(self, name: str, start: int, end: int) -> Series | None:
-        """The series ``name`` between start and end, at the finest resolution kept (None: no
-        such series)."""
+    def series(self, name: str, start: int, end: int, keys: Collection[str] | None = None) -> Series | None:
+        """The series ``name`` between start and end, at the finest resolution kept, with all its
+        keys or only ``keys`` (None: no such series, or none of those keys)."""
         with self._lock:
-            sids = {sid: key for (n, key), sid in self._sids.items() if n == name}
+            sids = {sid: key for (n, key), sid in self._sids.items() if n == name and (keys is None or key in keys)}
             if not sids:
                 return None
             table, step = self._level(start, end, list(sids))
