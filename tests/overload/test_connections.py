@@ -5,7 +5,6 @@ spins nor dies."""
 
 from __future__ import annotations
 
-import os
 import re
 import resource
 import socket
@@ -95,7 +94,6 @@ def test_out_of_descriptors_the_daemon_neither_spins_nor_dies_and_recovers(make_
             s.close()
     assert proc.is_running() and pool.daemon_pids()["COLLECTOR"] == pid
     wait_for(lambda: _answers(addr), 60, "the collector to answer again")
-    os.environ  # noqa: B018
 
 
 def _answers(addr) -> bool:  # type: ignore[no-untyped-def]
