@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 START_TIME = 1_790_000_000  # the ads' DaemonStartTime
@@ -94,6 +96,49 @@ def flood(address: str, mode: str, first: int, count: int, seconds: float, most:
                 sent += len(batch)
                 _pace(sent, rate, start)
     return {"sent": sent, "last": seq, "seconds": time.monotonic() - start}
+
+
+class Flooders:
+    """Generator processes of this file, each given (mode, first, count, seconds, most, rate);
+    started together (``go``) once each has sent its ads' first update; ended by PID if still
+    running at the end (``kill``)."""
+
+    def __init__(self, env: dict[str, str], address: str,
+                 specs: list[tuple[str, int, int, float, int, float]]) -> None:
+        self.procs = [subprocess.Popen([sys.executable, str(Path(__file__)), address, mode, str(first), str(count),
+                                        str(seconds), str(most), str(rate)],
+                                       env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                      for mode, first, count, seconds, most, rate in specs]
+        for p in self.procs:
+            assert p.stdout is not None
+            line = p.stdout.readline()
+            if not line or json.loads(line) != {"ready": True}:
+                self.kill()
+                raise RuntimeError(f"a load generator did not start: {line!r}")
+
+    def go(self) -> None:
+        for p in self.procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+
+    def running(self) -> bool:
+        return any(p.poll() is None for p in self.procs)
+
+    def results(self, timeout: float = 120) -> list[dict[str, Any]]:
+        out = []
+        for p in self.procs:
+            stdout, _ = p.communicate(timeout=timeout)
+            if p.returncode != 0:
+                raise RuntimeError(f"a load generator failed ({p.returncode}): {stdout}")
+            out.append(json.loads(stdout.strip().splitlines()[-1]))
+        return out
+
+    def kill(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
 
 
 if __name__ == "__main__":

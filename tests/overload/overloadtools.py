@@ -3,20 +3,17 @@ kernel's own figures for a UDP socket, percentiles."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+import flood
 from pooltools import Pool, wait_for
 
 from htcd.wire.address import Address
 from htcd.wire.client import Connection
 from htcd.wire.locate import read_address_file
-
-FLOOD = Path(__file__).with_name("flood.py")
 
 
 def start_collector_pool(make_pool: Callable[..., Pool], knobs: dict[str, str] | None = None) -> Pool:
@@ -43,42 +40,11 @@ def own_ad(addr: Address | str) -> dict[str, str]:
     return call(addr, "DC_QUERY_SELF")[0]
 
 
-class Flooders:
-    """Load generator processes (``flood.py``), started together once each has sent its ads'
-    first update; ended by PID if still running at the end."""
+class Flooders(flood.Flooders):
+    """``flood.Flooders`` with a pool's environment."""
 
     def __init__(self, pool: Pool, address: str, specs: list[tuple[str, int, int, float, int, float]]) -> None:
-        self.procs = [subprocess.Popen([sys.executable, str(FLOOD), address, mode, str(first), str(count),
-                                        str(seconds), str(most), str(rate)],
-                                       env=pool.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-                      for mode, first, count, seconds, most, rate in specs]
-        for p in self.procs:
-            assert p.stdout is not None
-            line = p.stdout.readline()
-            assert json.loads(line) == {"ready": True}, line
-
-    def go(self) -> None:
-        for p in self.procs:
-            assert p.stdin is not None
-            p.stdin.write("go\n")
-            p.stdin.flush()
-
-    def running(self) -> bool:
-        return any(p.poll() is None for p in self.procs)
-
-    def results(self, timeout: float = 120) -> list[dict[str, Any]]:
-        out = []
-        for p in self.procs:
-            stdout, _ = p.communicate(timeout=timeout)
-            assert p.returncode == 0, stdout
-            out.append(json.loads(stdout.strip().splitlines()[-1]))
-        return out
-
-    def kill(self) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        super().__init__(pool.env, address, specs)
 
 
 def proc_net_udp(port: int) -> tuple[int, int] | None:
