@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -151,7 +150,7 @@ def collector_phase(n: int, senders: int, seconds: float) -> dict[str, float]:
 def schedd_phase(running: int, idle: int, queries: int) -> dict[str, float]:
     root = Path(tempfile.mkdtemp(prefix="htcd-bench-overload-"))
     slots = running + 4
-    master, env = _pool.start_pool(root, ["NUM_CPUS = %d" % slots, "MAX_JOBS_RUNNING = %d" % running,
+    master, env = _pool.start_pool(root, [f"NUM_CPUS = {slots}", f"MAX_JOBS_RUNNING = {running}",
                                           "UPDATE_INTERVAL = 5", "NEGOTIATOR_INTERVAL = 5",
                                           "NEGOTIATOR_CYCLE_DELAY = 0", "STATISTICS_WINDOW_SECONDS = 10",
                                           "STATISTICS_WINDOW_QUANTUM = 1"], ["q", "-totals"], "schedd")
