@@ -17,6 +17,7 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,12 @@ class Flooders:
             if not line or json.loads(line) != {"ready": True}:
                 self.kill()
                 raise RuntimeError(f"a load generator did not start: {line!r}")
+        # read each one's result as it comes: a big one would fill the pipe and hold its writer
+        self._out: list[list[str]] = [[] for _ in self.procs]
+        self._readers = [threading.Thread(target=lambda p=p, out=out: out.append(p.stdout.read()), daemon=True)
+                         for p, out in zip(self.procs, self._out, strict=True)]
+        for t in self._readers:
+            t.start()
 
     def go(self) -> None:
         for p in self.procs:
@@ -127,8 +134,10 @@ class Flooders:
 
     def results(self, timeout: float = 120) -> list[dict[str, Any]]:
         out = []
-        for p in self.procs:
-            stdout, _ = p.communicate(timeout=timeout)
+        for p, reader, text in zip(self.procs, self._readers, self._out, strict=True):
+            p.wait(timeout)
+            reader.join(timeout)
+            stdout = "".join(text)
             if p.returncode != 0:
                 raise RuntimeError(f"a load generator failed ({p.returncode}): {stdout}")
             out.append(json.loads(stdout.strip().splitlines()[-1]))
@@ -139,6 +148,8 @@ class Flooders:
             if p.poll() is None:
                 p.kill()
             p.wait()
+            if p.stdin is not None:
+                p.stdin.close()
 
 
 if __name__ == "__main__":
