@@ -48,7 +48,7 @@ class Limits:
     frame_timeout: float = 60.0  # MESSAGE_READ_TIMEOUT: a frame, once its first byte came
     idle_timeout: float = 3600.0  # CONNECTION_IDLE_TIMEOUT: between requests
     max_unauthenticated: int = 256  # MAX_UNAUTHENTICATED_CONNECTIONS: connections in handshake at once
-    max_connections: int = 0  # MAX_OPEN_CONNECTIONS: connections open at once (0: from the open-file limit)
+    max_connections: int = 0  # MAX_OPEN_CONNECTIONS: connections open at once (0: fd_safety_limit())
 
     @classmethod
     def from_config(cls, config: _IntConfig) -> Limits:
@@ -61,7 +61,7 @@ class Limits:
             idle_timeout=max(1, config.get_int("CONNECTION_IDLE_TIMEOUT", int(d.idle_timeout))),
             max_unauthenticated=max(1, config.get_int("MAX_UNAUTHENTICATED_CONNECTIONS",
                                                       d.max_unauthenticated)),
-            max_connections=max(0, config.get_int("MAX_OPEN_CONNECTIONS", 0)) or fd_safety_limit(),
+            max_connections=max(0, config.get_int("MAX_OPEN_CONNECTIONS", d.max_connections)),
         )
 
 

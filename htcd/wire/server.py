@@ -40,6 +40,7 @@ from htcd.wire.framing import (
     check_length,
     decode_body,
     encode,
+    fd_safety_limit,
     frame_limit,
     read_frame,
     unpack_limits,
@@ -374,9 +375,13 @@ class Server:
     def _full(self, via: str) -> str | None:
         """The refusal for a new connection when MAX_OPEN_CONNECTIONS are open, else None; logged
         at once, then at most once a minute with the count refused meanwhile."""
-        limit = self.limits.max_connections
         open_now = len(self._conns)
-        if not limit or open_now < limit:
+        limit = self.limits.max_connections
+        if not limit:  # from the open-file limit as it is now (below 20 there is no limit to read)
+            if open_now < 20:
+                return None
+            limit = fd_safety_limit()
+        if open_now < limit:
             return None
         reason = f"too many connections ({open_now} open, limit {limit})"
         self.refused_full += 1
