@@ -60,15 +60,17 @@ def flood(address: str, mode: str, first: int, count: int, seconds: float, most:
             reply = conn.call("UPDATE_AD", updates=initial[k:k + 500])
             if reply["errors"]:
                 raise SystemExit(f"the collector refused updates: {reply['errors'][:3]}")
-        print(json.dumps({"ready": True}), flush=True)
-        sys.stdin.readline()  # go
-        start = time.monotonic()
-        if mode == "udp":
+        del initial
+        if mode == "udp":  # everything ready before the go: the clock runs for sending only
             session = conn.call("UPDATE_SESSION")
             sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             sock.connect(tuple(session["udp"]))
             sid, key = session["id"], session["key"]
             ads = {i: slot_ad(i, 0) for i in seq}
+        print(json.dumps({"ready": True}), flush=True)
+        sys.stdin.readline()  # go
+        start = time.monotonic()
+        if mode == "udp":
             while sent < most and time.monotonic() - start < seconds:
                 for i, ad in ads.items():
                     seq[i] += 1
