@@ -301,10 +301,10 @@ class Server:
         self._unauthenticated = 0  # connections in the handshake now
         self._refused_busy = 0  # refused over MAX_UNAUTHENTICATED_CONNECTIONS since the last log line
         self._busy_logged = -1e9
-        self.refused_full = 0  # connections refused over MAX_OPEN_CONNECTIONS, over the daemon's life
-        self._full_logged, self._full_unlogged = -1e9, 0
+        self._full_logged, self._full_unlogged = -1e9, 0  # refusals over MAX_OPEN_CONNECTIONS: logging
         self._accept_failed = 0  # accept() failures for want of descriptors since the last log line
         self._accept_logged = -1e9
+        self._default_handler: Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object] | None = None
 
     async def start(self, unix_path: str | None, tcp_host: str | None, tcp_port: int = 0) -> Address:
         loop = asyncio.get_running_loop()
@@ -384,7 +384,6 @@ class Server:
         if open_now < limit:
             return None
         reason = f"too many connections ({open_now} open, limit {limit})"
-        self.refused_full += 1
         self._full_unlogged += 1
         now = asyncio.get_running_loop().time()
         if now - self._full_logged >= 60.0:
