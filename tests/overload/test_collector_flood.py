@@ -119,7 +119,7 @@ def test_a_flooded_collector_answers_queries_counts_every_drop_and_recovers(make
     p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
     with capsys.disabled():
         print(f"\nflood: {sent} datagrams in {FLOOD_SECONDS:g} s by {UDP_SENDERS} senders ({received} read, "
-              f"{dropped} dropped by the kernel), {results[-1]['sent']} TCP updates; {len(latencies)} queries, "
+              f"{dropped} dropped by the kernel), {results[-1]['sent']} updates over a connection; {len(latencies)} queries, "
               f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms; {len(scans)} scans "
               f"of every ad, max {max(scans) * 1000:.0f} ms; the collector had {share:.0%} of a core")
     assert len(latencies) >= 10
