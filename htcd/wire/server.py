@@ -49,6 +49,7 @@ from htcd.wire.framing import (
 PROTOCOL_VERSIONS = (1,)
 HANDSHAKE_TIMEOUT = 20.0  # a single handshake read; the whole handshake is bounded by Limits
 BIG_FRAME = 1 << 20  # requests from this size on are decoded in slices (a 100,000-proc SUBMIT)
+REFUSING_AT_ONCE = 64  # refused connections kept for a second to read their hello; more are closed at once
 
 Handler = Callable[["Request"], Awaitable[Any]]
 
@@ -302,6 +303,7 @@ class Server:
         self._refused_busy = 0  # refused over MAX_UNAUTHENTICATED_CONNECTIONS since the last log line
         self._busy_logged = -1e9
         self._full_logged, self._full_unlogged = -1e9, 0  # refusals over MAX_OPEN_CONNECTIONS: logging
+        self._refusing = 0  # refused connections whose hello is being read before closing
         self._accept_failed = 0  # accept() failures for want of descriptors since the last log line
         self._accept_logged = -1e9
         self._default_handler: Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object] | None = None
@@ -396,10 +398,16 @@ class Server:
         """Say why, and read the client's hello before closing: a socket closed with unread
         input sends a reset, which could reach the client before the reason."""
         self._tell(writer, "TOO_MANY_CONNECTIONS", reason)
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(1.0):
-                await writer.drain()
-                await reader.read(self.limits.unauth_frame)
+        if self._refusing >= REFUSING_AT_ONCE:  # a flood of silent peers must not hold descriptors
+            return
+        self._refusing += 1
+        try:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(1.0):
+                    await writer.drain()
+                    await reader.read(self.limits.unauth_frame)
+        finally:
+            self._refusing -= 1
 
     async def _on_unix(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock: socket.socket = writer.get_extra_info("socket")
