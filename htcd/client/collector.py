@@ -9,7 +9,7 @@ from htcd.wire import locate
 from htcd.wire.address import Address
 from htcd.wire.authn import ClientSecurity
 from htcd.wire.client import Connection
-from htcd.wire.errors import RemoteError, WireError
+from htcd.wire.errors import Refused, RemoteError, WireError
 
 
 def address(cfg: Config) -> Address:
@@ -30,6 +30,8 @@ def query_wire(cfg: Config, ad_type: str, constraint: str | None = None,
             with Connection(addr, security=security) as conn:
                 return conn.call("QUERY_ADS", ad_type=ad_type, constraint=constraint, projection=projection,
                                  limit=limit)
+        except Refused as exc:  # busy: the next collector may answer
+            problems.append(f"the collector at {addr} refused the connection: {exc.reason}")
         except RemoteError as exc:
             raise UserError(f"the collector at {addr} refused the query: {exc}") from None
         except WireError as exc:

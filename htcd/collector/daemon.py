@@ -179,6 +179,7 @@ class Collector(Daemon):
     async def _housekeeping(self) -> None:
         self.sessions.sweep()
         if self.udp is not None:
+            self.udp.kernel()
             self.udp._log_drops()
 
     async def _build_indexes(self) -> None:
@@ -236,6 +237,12 @@ class Collector(Daemon):
             ad["DatagramsDroppedBadMAC"] = c.bad_mac
             ad["DatagramsDroppedMalformed"] = c.malformed
             ad["DatagramsRejected"] = c.rejected
+            kernel = self.udp.kernel()
+            if kernel is not None:  # HTCondor's DaemonCore figure, and what the kernel dropped
+                ad["DCUdpQueueDepth"] = kernel.queued
+                ad["DCUdpQueueDepthPeak"] = self.udp.queue_peak
+                ad["DatagramsDroppedReceiveBuffer"] = kernel.drops
+                self.udp._log_drops()
         if self.forwarder is not None and self.forwarder.active:
             ad["UpdatesForwarded"] = self.forwarder.forwarded
             ad["ForwardsDropped"] = self.forwarder.dropped
@@ -246,6 +253,8 @@ class Collector(Daemon):
         """The stored ads of one type ("Any": every type) matching ``constraint``: the in-process
         read API (the metrics endpoint uses it), independent of how the store keeps ads."""
         plan = query.plan(constraint)
+        if ad_type.lower() in ("collector", "any"):
+            self._store_own_ad()  # its figures (losses, drops) as of now, as a query over the wire sees them
         if query.want_indexes(self.store, ad_type, plan):
             self._build_wake.set()
         for e in query.select(self.store, ad_type, plan):

@@ -5,6 +5,12 @@ sign datagrams (``htcd/wire/udp.py``).  Datagrams with an unknown session or a b
 dropped and counted; the count is logged at most once a minute.  The listener reads as many
 datagrams as are waiting (within a time budget) each time the socket is readable, which costs
 far less per datagram than asyncio's one-datagram-per-wakeup transport.
+
+Datagrams that never reach the listener are counted too: the kernel drops what arrives while the
+socket's receive buffer (COLLECTOR_SOCKET_BUFSIZE) is full, and keeps the count, with the bytes
+waiting (HTCondor's ``DCUdpQueueDepth``), in ``/proc/net/udp``; ``kernel_counts`` reads them for
+this socket, so a flood beyond the ingest rate shows as loss in the collector's ad rather than as
+silence.
 """
 
 from __future__ import annotations
@@ -12,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
 import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from htcd.pacer import Pacer
 from htcd.wire import auth, udp
@@ -25,6 +32,33 @@ from htcd.wire.errors import ProtocolError
 
 READ_BUDGET = 0.01  # seconds of datagram work per wakeup before other work gets the loop
 LOG_EVERY = 60.0
+SAMPLE_EVERY = 0.5  # seconds between two reads of the kernel's figures while a backlog lasts
+PROC_NET_UDP = ("/proc/net/udp", "/proc/net/udp6")
+
+
+class KernelCounts(NamedTuple):
+    """What the kernel reports for one UDP socket."""
+
+    queued: int  # bytes received and not yet read (rx_queue)
+    drops: int  # datagrams dropped on the socket since it was made (receive buffer full, mostly)
+
+
+def kernel_counts(inode: int, tables: tuple[str, ...] = PROC_NET_UDP) -> KernelCounts | None:
+    """The kernel's figures for the UDP socket with ``inode``, from ``/proc/net/udp`` (and udp6);
+    None where that file is missing (not Linux) or does not list the socket."""
+    want = str(inode)
+    for path in tables:
+        try:
+            with open(path) as f:
+                next(f, None)  # the header
+                for line in f:
+                    fields = line.split()
+                    # sl local rem st tx_queue:rx_queue tr:when retrnsmt uid timeout inode ref pointer drops
+                    if len(fields) >= 13 and fields[9] == want:
+                        return KernelCounts(int(fields[4].partition(":")[2], 16), int(fields[12]))
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 @dataclass
@@ -93,6 +127,10 @@ class UdpListener:
         self._last_log = 0.0
         self._noticed: dict[Any, float] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.queue_peak = 0  # the most bytes seen waiting in the receive queue (DCUdpQueueDepthPeak)
+        self.kernel_drops = 0  # the kernel's drop count as last read
+        self._logged_kernel_drops = 0
+        self._sampled = 0.0
 
     @classmethod
     def bind(cls, host: str, port: int, bufsize: int, sessions: Sessions,
@@ -118,6 +156,17 @@ class UdpListener:
     @property
     def buffer_size(self) -> int:
         return self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+
+    def kernel(self) -> KernelCounts | None:
+        """Bytes waiting in the socket's receive queue and datagrams the kernel dropped on it;
+        the largest queue seen so far is kept in ``queue_peak``."""
+        if self.sock.fileno() < 0:
+            return None
+        found = kernel_counts(os.fstat(self.sock.fileno()).st_ino)
+        if found is not None:
+            self.queue_peak = max(self.queue_peak, found.queued)
+            self.kernel_drops = found.drops
+        return found
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -146,7 +195,10 @@ class UdpListener:
             self._one(data, addr, now)
             n += 1
             if n % 64 == 0:
-                if budget.due():
+                if budget.due():  # datagrams still waiting: a backlog, worth a look at its depth
+                    if now - self._sampled >= SAMPLE_EVERY:
+                        self._sampled = now
+                        self.kernel()
                     break
                 now = time.time()
         if c.unknown_session + c.bad_mac + c.malformed != (self._logged.unknown_session + self._logged.bad_mac
@@ -196,8 +248,14 @@ class UdpListener:
         if not force and now - self._last_log < LOG_EVERY:
             return
         c, seen = self.counters, self._logged
+        kernel = self.kernel_drops - self._logged_kernel_drops
+        if not kernel and (c.unknown_session, c.bad_mac, c.malformed) == (seen.unknown_session, seen.bad_mac,
+                                                                          seen.malformed):
+            return
         self.log.warning("dropped UDP datagrams since the last report: %d with an unknown session, %d with a bad "
-                         "MAC, %d malformed", c.unknown_session - seen.unknown_session, c.bad_mac - seen.bad_mac,
-                         c.malformed - seen.malformed)
+                         "MAC, %d malformed, %d by the kernel (receive buffer full: the collector falls behind; "
+                         "see COLLECTOR_SOCKET_BUFSIZE)", c.unknown_session - seen.unknown_session,
+                         c.bad_mac - seen.bad_mac, c.malformed - seen.malformed, kernel)
         self._logged = Counters(**vars(c))
+        self._logged_kernel_drops = self.kernel_drops
         self._last_log = now

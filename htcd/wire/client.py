@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from htcd.wire.address import Address
 from htcd.wire.authn import REQUIRED, UNAUTHENTICATED, ClientSecurity
-from htcd.wire.errors import ProtocolError, RemoteError, WireError
+from htcd.wire.errors import REFUSAL_CODES, ProtocolError, Refused, RemoteError, WireError
 from htcd.wire.framing import encode, read_frame, recv_frame
 
 PROTOCOL_VERSION = 1
@@ -74,7 +74,10 @@ def _check_hello(reply: dict[str, Any] | None, address: Address) -> dict[str, An
     if reply is None:
         raise ProtocolError(f"daemon at {address} closed the connection during the handshake")
     if not reply.get("ok"):
-        raise RemoteError(str(reply.get("error", "handshake refused")), str(reply.get("code", "FAILED")))
+        code = str(reply.get("code", "FAILED"))
+        if code in REFUSAL_CODES:
+            raise Refused(address, str(reply.get("error", "refused")), code)
+        raise RemoteError(str(reply.get("error", "handshake refused")), code)
     return reply
 
 

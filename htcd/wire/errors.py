@@ -21,6 +21,20 @@ class RemoteError(WireError):
         super().__init__(message)
 
 
+class Refused(RemoteError):
+    """The daemon turned the connection away before the handshake (too many connections open,
+    too many in authentication) and said why; trying again later, or another daemon, may work."""
+
+    def __init__(self, address: object, reason: str, code: str) -> None:
+        self.address = address
+        self.reason = reason
+        super().__init__(f"the daemon at {address} refused the connection: {reason}", code)
+
+
+#: the codes of a refusal before the handshake (``Refused``)
+REFUSAL_CODES = frozenset({"TOO_MANY_CONNECTIONS", "BUSY"})
+
+
 class CommandError(Exception):
     """Raised by a command handler to refuse a request; the message goes back to the client."""
 

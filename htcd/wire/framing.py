@@ -48,6 +48,7 @@ class Limits:
     frame_timeout: float = 60.0  # MESSAGE_READ_TIMEOUT: a frame, once its first byte came
     idle_timeout: float = 3600.0  # CONNECTION_IDLE_TIMEOUT: between requests
     max_unauthenticated: int = 256  # MAX_UNAUTHENTICATED_CONNECTIONS: connections in handshake at once
+    max_connections: int = 0  # MAX_OPEN_CONNECTIONS: connections open at once (0: fd_safety_limit())
 
     @classmethod
     def from_config(cls, config: _IntConfig) -> Limits:
@@ -60,7 +61,20 @@ class Limits:
             idle_timeout=max(1, config.get_int("CONNECTION_IDLE_TIMEOUT", int(d.idle_timeout))),
             max_unauthenticated=max(1, config.get_int("MAX_UNAUTHENTICATED_CONNECTIONS",
                                                       d.max_unauthenticated)),
+            max_connections=max(0, config.get_int("MAX_OPEN_CONNECTIONS", d.max_connections)),
         )
+
+
+def fd_safety_limit() -> int:
+    """HTCondor's file-descriptor safety level: 80% of the process's open-file limit (the soft
+    RLIMIT_NOFILE, which MAX_FILE_DESCRIPTORS sets), so that a daemon refusing connections still
+    has descriptors for its files, logs and its own connections; never below 20."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        soft = 1 << 20
+    return max(20, soft - soft // 5)
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -40,6 +40,7 @@ from htcd.wire.framing import (
     check_length,
     decode_body,
     encode,
+    fd_safety_limit,
     frame_limit,
     read_frame,
     unpack_limits,
@@ -48,6 +49,7 @@ from htcd.wire.framing import (
 PROTOCOL_VERSIONS = (1,)
 HANDSHAKE_TIMEOUT = 20.0  # a single handshake read; the whole handshake is bounded by Limits
 BIG_FRAME = 1 << 20  # requests from this size on are decoded in slices (a 100,000-proc SUBMIT)
+REFUSING_AT_ONCE = 64  # refused connections kept for a second to read their hello; more are closed at once
 
 Handler = Callable[["Request"], Awaitable[Any]]
 
@@ -300,8 +302,16 @@ class Server:
         self._unauthenticated = 0  # connections in the handshake now
         self._refused_busy = 0  # refused over MAX_UNAUTHENTICATED_CONNECTIONS since the last log line
         self._busy_logged = -1e9
+        self._full_logged, self._full_unlogged = -1e9, 0  # refusals over MAX_OPEN_CONNECTIONS: logging
+        self._refusing = 0  # refused connections whose hello is being read before closing
+        self._accept_failed = 0  # accept() failures for want of descriptors since the last log line
+        self._accept_logged = -1e9
+        self._default_handler: Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object] | None = None
 
     async def start(self, unix_path: str | None, tcp_host: str | None, tcp_port: int = 0) -> Address:
+        loop = asyncio.get_running_loop()
+        self._default_handler = loop.get_exception_handler()
+        loop.set_exception_handler(self._loop_exception)
         port = 0
         if unix_path:
             with contextlib.suppress(FileNotFoundError):
@@ -342,6 +352,63 @@ class Server:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.address.unix)
 
+    def _loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """asyncio's accept loop meeting EMFILE/ENFILE (out of descriptors) stops accepting for a
+        second and reports it here: one log line a minute says so, with how often it happened,
+        instead of a traceback a second.  Anything else goes to the previous handler."""
+        exc = context.get("exception")
+        if context.get("message") == "socket.accept() out of system resource" and isinstance(exc, OSError):
+            self._accept_failed += 1
+            now = loop.time()
+            if now - self._accept_logged >= 60.0:
+                import resource
+
+                soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+                self.log.error("cannot accept connections: %s (open-file limit %d, %d connections open; "
+                               "MAX_FILE_DESCRIPTORS); accepting again in a second (%d time(s) since the last "
+                               "report)", exc.strerror or exc, soft, len(self._conns), self._accept_failed)
+                self._accept_logged, self._accept_failed = now, 0
+            return
+        if self._default_handler is not None:
+            self._default_handler(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    def _full(self, via: str) -> str | None:
+        """The refusal for a new connection when MAX_OPEN_CONNECTIONS are open, else None; logged
+        at once, then at most once a minute with the count refused meanwhile."""
+        open_now = len(self._conns)
+        limit = self.limits.max_connections
+        if not limit:  # from the open-file limit as it is now (below 20 there is no limit to read)
+            if open_now < 20:
+                return None
+            limit = fd_safety_limit()
+        if open_now < limit:
+            return None
+        reason = f"too many connections ({open_now} open, limit {limit})"
+        self._full_unlogged += 1
+        now = asyncio.get_running_loop().time()
+        if now - self._full_logged >= 60.0:
+            self.log.warning("refused %d connection(s) (latest %s): %s (MAX_OPEN_CONNECTIONS, default 80%% of the "
+                             "open-file limit)", self._full_unlogged, via, reason)
+            self._full_logged, self._full_unlogged = now, 0
+        return reason
+
+    async def _refuse_full(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, reason: str) -> None:
+        """Say why, and read the client's hello before closing: a socket closed with unread
+        input sends a reset, which could reach the client before the reason."""
+        self._tell(writer, "TOO_MANY_CONNECTIONS", reason)
+        if self._refusing >= REFUSING_AT_ONCE:  # a flood of silent peers must not hold descriptors
+            return
+        self._refusing += 1
+        try:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(1.0):
+                    await writer.drain()
+                    await reader.read(self.limits.unauth_frame)
+        finally:
+            self._refusing -= 1
+
     async def _on_unix(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock: socket.socket = writer.get_extra_info("socket")
         try:
@@ -361,6 +428,14 @@ class Server:
         assert task is not None
         if self._closing:
             writer.close()
+            return
+        trusted = fs_identity is not None and fs_identity.uid in (0, os.geteuid())
+        refusal = None if trusted else self._full(via)  # the pool's own uid on the Unix socket always gets in
+        if refusal is not None:
+            try:
+                await self._refuse_full(reader, writer, refusal)
+            finally:
+                writer.close()
             return
         self._conns.add(task)
         conn = Connection(reader)
