@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from htcd.classad import ClassAd
 from htcd.cli.status_tables import SlotTotals
 from htcd.collector.store import AdStore
@@ -39,6 +41,9 @@ def pool_store() -> AdStore:
     s.update("Negotiator", {"Name": '"neg@h"', "MyAddress": '"<10.0.1.2:1>"', "LastNegotiationCycleDuration0": "0.5",
                             "LastNegotiationCycleMatches0": "2", "LastNegotiationCycleRejections0": "1",
                             "LastNegotiationCycleNumSchedulers0": "2", "RecentDaemonCoreDutyCycle": "0.01"})
+    for host, duty in (("h", "0.1"), ("big", "0.3"), ("arm", None)):
+        s.update("DaemonMaster", {"Name": f'"{host}"', "MyAddress": '"<10.0.1.3:1>"',
+                                  **({"RecentDaemonCoreDutyCycle": duty} if duty else {})})
     return s
 
 
@@ -61,7 +66,9 @@ def test_a_sample_reduces_every_series() -> None:
     assert series["user_priority"] == {"alice@h": 512.5}
     assert series["user_usage"] == {"alice@h": 5, "alice@h/accumulated": 3600.0}
     assert series["negotiation_cycle"] == {"duration": 0.5, "matches": 2, "rejections": 1, "submitters": 2}
-    assert series["duty_cycle"] == {"s1@h/Scheduler": 0.25, "s2@h/Scheduler": 0.25, "neg@h/Negotiator": 0.01}
+    duty = series["duty_cycle"]
+    assert duty.pop("masters/mean") == pytest.approx(0.2) and duty.pop("masters/max") == 0.3
+    assert duty == {"s1@h/Scheduler": 0.25, "s2@h/Scheduler": 0.25, "neg@h/Negotiator": 0.01}
 
 
 def test_the_glance_counts_as_status_total_and_q_totals() -> None:

@@ -29,9 +29,11 @@ SCHEDD_TOTALS = (("TotalIdleJobs", "idle"), ("TotalRunningJobs", "running"), ("T
 NEGOTIATION = (("duration", ("LastNegotiationCycleDuration0",)), ("matches", ("LastNegotiationCycleMatches0",)),
                ("rejections", ("LastNegotiationCycleRejections0",)),
                ("submitters", ("LastNegotiationCycleNumSchedulers0", "LastNegotiationCycleActiveSubmitterCount0")))
-#: The daemon ads whose duty cycle is kept.  Startd and master ads are left out: a pool has one of
-#: each per execute machine, thousands of series of little use beside the slot counts.
+#: The daemon ads whose duty cycle is kept per daemon.  Masters (one per host: thousands in a big
+#: pool) are kept as two series over all of them, ``masters/mean`` and ``masters/max``; startds
+#: publish theirs only in their own ``-direct`` query, not in slot ads.
 DUTY_TYPES = ("Collector", "Negotiator", "Scheduler")
+POOLED_DUTY = (("DaemonMaster", "masters"),)
 SERIES = ("slots_by_state", "slots_by_activity", "slots_by_arch", "claimed_by_arch", "cpus_by_state",
           "jobs_by_user", "jobs_by_schedd", "user_priority", "user_usage", "negotiation_cycle", "duty_cycle")
 CHUNK = 2000  # entries between two chances to yield the loop
@@ -246,6 +248,19 @@ def steps(store: AdStore, now: float | None = None) -> Generator[None, None, Sam
             v = val.number(e.get("recentdaemoncoredutycycle"))
             if isinstance(name, str) and v is not None:
                 duty[f"{name}/{store.table(ad_type).ad_type}"] = v
+
+    for ad_type, label in POOLED_DUTY:
+        seen: list[float] = []
+        for e in live(ad_type):
+            if e is None:
+                yield None
+                continue
+            v = val.number(e.get("recentdaemoncoredutycycle"))
+            if v is not None:
+                seen.append(v)
+        if seen:
+            duty[f"{label}/mean"] = sum(seen) / len(seen)
+            duty[f"{label}/max"] = max(seen)
 
     series = {"slots_by_state": by_state, "slots_by_activity": by_activity, "slots_by_arch": by_arch,
               "claimed_by_arch": claimed_arch, "cpus_by_state": cpus, "jobs_by_user": jobs_user,
