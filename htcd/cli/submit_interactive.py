@@ -81,7 +81,7 @@ def _text(where: tuple[str, int | None]) -> str:
 def _description(path: str | None, cfg: Any) -> tuple[str, str, str, bool]:
     """(text, name, submit directory, whether the placeholder replaces the job's program): the
     user's file (or standard input, ``-``), else INTERACTIVE_SUBMIT_FILE, else the built-in one."""
-    from htcd.cli.submit import read_description
+    from htcd.cli.submit_steps import read_description
 
     if path:
         text, name, submit_dir = read_description(path)
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     import functools
 
     from htcd.cli import common
-    from htcd.cli.submit import prepare, send, split_words, write_ads
+    from htcd.cli.submit_steps import prepare, send, split_words, write_ads
 
     defines, args.file = split_words(args)
     cfg = common.config("SUBMIT")

@@ -5,18 +5,33 @@ removes the job, and a held job ends the wait with its hold reason."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pooltools import Pool, wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the job runs as nobody")
+
+
+@pytest.fixture(scope="module")
+def pool(module_pool) -> Iterator[Pool]:
+    """One pool for the module (each test submits its own jobs), its EXECUTE reachable by nobody."""
+    execute = Path(tempfile.mkdtemp(prefix="htcd-execute-", dir="/tmp"))
+    os.chmod(execute, 0o755)
+    try:
+        yield module_pool({"EXECUTE": str(execute)})
+    finally:
+        shutil.rmtree(execute, ignore_errors=True)
 
 
 class Reader:
@@ -27,10 +42,8 @@ class Reader:
 
     def has(self, want: bytes) -> bool:
         if select.select([self.fd], [], [], 0.1)[0]:
-            try:
+            with contextlib.suppress(OSError):  # OSError: the other side closed its terminal
                 self.seen += os.read(self.fd, 4096)
-            except OSError:  # the other side closed its terminal
-                pass
         return want in self.seen
 
 
@@ -47,8 +60,8 @@ def submitted(text: str) -> int:
     return int(line.rstrip(".").rsplit(" ", 1)[1])
 
 
-def test_a_shell_in_the_placeholder_job_which_ends_with_it(execute_dir: Path, make_pool) -> None:
-    pool = make_pool({"EXECUTE": str(execute_dir)})
+def test_a_shell_in_the_placeholder_job_which_ends_with_it(pool: Pool) -> None:
+    execute_dir = Path(pool.tool_config().get("EXECUTE") or "")
 
     # without a file, the shell reading its commands from piped stdin
     ran = pool.htcd("submit", "-interactive", check=False,
@@ -96,8 +109,7 @@ def test_a_shell_in_the_placeholder_job_which_ends_with_it(execute_dir: Path, ma
     assert history(pool, cid, "JobStatus", "RequestMemory", "InteractiveJob", "Cmd") == ["4", "64", "true", "/bin/sh"]
 
 
-def test_an_interrupt_while_waiting_removes_the_job_and_a_hold_ends_the_wait(make_pool) -> None:
-    pool = make_pool()
+def test_an_interrupt_while_waiting_removes_the_job_and_a_hold_ends_the_wait(pool: Pool) -> None:
 
     def waiting() -> tuple[subprocess.Popen[bytes], Reader, int]:
         """The tool waiting for a job that cannot match, once it says so."""
@@ -110,7 +122,7 @@ def test_an_interrupt_while_waiting_removes_the_job_and_a_hold_ends_the_wait(mak
 
     tool, err, cid = waiting()
     tool.send_signal(signal.SIGINT)
-    out, rest = tool.communicate(timeout=60)
+    _, rest = tool.communicate(timeout=60)
     assert tool.returncode == 1
     assert f"Interrupted by signal 2 (SIGINT), removing job {cid}.0..." in (err.seen + rest).decode()
     wait_for(lambda: gone(pool, cid), 60, f"job {cid} to be removed")
@@ -118,7 +130,7 @@ def test_an_interrupt_while_waiting_removes_the_job_and_a_hold_ends_the_wait(mak
 
     tool, err, cid = waiting()
     pool.htcd("hold", f"{cid}.0", "-reason", "kept for later")
-    out, rest = tool.communicate(timeout=60)
+    _, rest = tool.communicate(timeout=60)
     message = (err.seen + rest).decode()
     assert tool.returncode == 1 and "Traceback" not in message
     assert f'job {cid}.0 is held: "kept for later"; it stays in the queue (htcd rm {cid}.0 removes it)' in message
