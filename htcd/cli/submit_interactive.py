@@ -104,11 +104,11 @@ def check(desc: Any, replace: bool) -> tuple[list[str], bool]:
     queues = [s for s in desc.statements if isinstance(s, QueueStatement)]
     if len(queues) > 1:
         raise _refuse(f"-interactive submits exactly one job, and this is a second queue statement (the "
-                          f"first is at {_text(_where(desc, queues[0].line))})", _where(desc, queues[1].line))
+                      f"first is at {_text(_where(desc, queues[0].line))})", _where(desc, queues[1].line))
     queue = queues[0]
     if queue.source:
         raise _refuse(f"-interactive submits exactly one job: a queue statement with items ({queue.source} ...) "
-                          "makes one per item; remove the items", _where(desc, queue.line))
+                      "makes one per item; remove the items", _where(desc, queue.line))
     warnings: list[str] = []
     one = queue.count.strip() in ("", "1")
     if not one:
@@ -122,10 +122,10 @@ def check(desc: Any, replace: bool) -> tuple[list[str], bool]:
             raise _refuse(f"{s.name} = {s.value}: interactive jobs cannot be materialized late", where)
         if s.key in ("container_image", "docker_image") and s.value.strip():
             raise _refuse(f"{s.name} = {s.value}: an interactive job is a vanilla universe job and htcd's shell "
-                              "runs on the execute point, not in a container; remove this line", where)
+                          "runs on the execute point, not in a container; remove this line", where)
         if s.key == "universe" and s.value.strip().lower() in CONTAINERS:
             raise _refuse(f"universe = {s.value.strip()}: an interactive job is a vanilla universe job and htcd's "
-                              "shell runs on the execute point, not in a container", where)
+                          "shell runs on the execute point, not in a container", where)
         if not replace:
             continue
         if s.key == "universe" and s.value.strip().lower() != "vanilla":
@@ -248,10 +248,12 @@ def _attach(address: Any, cid: int) -> int:
     from htcd.cli.ssh_to_job import attach
     from htcd.client.inside import NotStartedThere
 
+    welcomed = not os.isatty(0)  # HTCondor's greeting, for a shell on a terminal
     while True:
         where = wait_to_run(address, cid)
-        if os.isatty(0):
+        if not welcomed:
             print(f"Welcome to {where.host}!", flush=True)
+            welcomed = True
         try:
             return attach(where, "")
         except NotStartedThere:  # the schedd's ad ran ahead of the starter: ask again
