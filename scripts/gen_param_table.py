@@ -111,6 +111,7 @@ KEEP_HTCD_DEFAULT: dict[str, str] = {
     "AUTH_SSL_CLIENT_CAFILE": "htcd trusts the pool CA it generates ($(TRUST_DOMAIN_CAFILE)) by default",
     "SEC_TOKEN_DIRECTORY": "HTCondor's empty default means ~/.condor/tokens.d in its code; htcd writes that path",
     "BASE_CGROUP": "htcd's jobs go in a cgroup named after htcd",
+    "INTERACTIVE_SUBMIT_FILE": "htcd installs no interactive.sub",
 }
 #: Knobs HTCondor leaves undefined that htcd's code reads as a value (the ``-(V)`` form).
 READ_AS: dict[str, str] = {

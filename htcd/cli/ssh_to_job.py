@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from htcd.errors import UserError
 
@@ -53,7 +54,14 @@ def _run(args: argparse.Namespace) -> int:
     cfg = common.config()
     address = schedd.address(cfg, args.name)[0]
     where = inside.locate_running(address, args.job, args.auto_retry, POLL)
-    command = " ".join(args.remote_command)
+    return attach(where, " ".join(args.remote_command))
+
+
+def attach(where: Any, command: str) -> int:
+    """Run ``command`` (or, without one, a shell: interactive on this terminal, with it in raw
+    mode meanwhile) where the job runs, relaying this process's stdin and output; its exit status."""
+    from htcd.client import inside
+
     stdin = 0  # the descriptor itself: sys.stdin may be replaced by a wrapper without one
     interactive = not command and os.isatty(stdin)
     out, err = sys.stdout.buffer, sys.stderr.buffer

@@ -8,17 +8,15 @@ Flags follow condor_submit: ``name=value`` arguments are read as if they began t
 replaces it, ``-dump`` and ``-dry-run`` build the ads without submitting.  ``-spool`` (and
 ``-remote NAME``, which implies it) commits the jobs held and uploads their input to the
 schedd's spool, as condor_submit -spool; ``htcd transfer_data`` fetches their output.
+``-interactive`` submits a placeholder job and attaches a shell to it (htcd/cli/submit_interactive.py).
+The steps themselves are in htcd/cli/submit_steps.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import os
-import sys
-import time
 from collections.abc import Callable
-from typing import Any
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -42,132 +40,26 @@ def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Names
                    help="a submit command added just before the queue statement (repeatable)")
     p.add_argument("-queue", dest="queue", metavar="ARGS",
                    help="the queue statement's arguments, replacing the file's queue statements")
-    p.add_argument("-interactive", action="store_true", help=argparse.SUPPRESS)  # refused in run, with why
+    p.add_argument("-interactive", action="store_true",
+                   help="a shell on an execute point: submit a placeholder job, wait for it to run and attach to it "
+                        "(htcd ssh_to_job); the job ends when the shell exits")
     p.add_argument("-strict", action="store_true",
                    help="refuse a line that is no submit command and that nothing uses (default: a warning)")
     return run
 
 
-def _plugin_universes(cfg: Any) -> set[str]:
-    """The universes the installed plugins register (a job of another universe could never run);
-    plugins PLUGINS_BLOCKED names are not counted."""
-    from htcd.plugins import get_plugin_manager
-
-    return set(get_plugin_manager(cfg).universe_names())
-
-
-def _long_ads(cluster_ad: dict[str, str], procs: list[dict[str, str]]) -> str:
-    """Old long format, one ad per proc and a blank line after each, as condor_submit -dump."""
-    from htcd.classad import ClassAd
-
-    return "".join(ClassAd.from_wire({**cluster_ad, **p}).to_old() + "\n\n" for p in procs)
-
-
-def _write(path: str, text: str) -> None:
-    from htcd.errors import UserError
-
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        with open(path, "w") as out:
-            out.write(text)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
-
-
-def _warn(warnings: list[str]) -> None:
-    for warning in warnings:
-        print(f"WARNING: {warning}", file=sys.stderr)
-
-
 def run(args: argparse.Namespace) -> int:
-    import pwd
-
-    from htcd.cli import common
-    from htcd.errors import UserError
-    from htcd.submit import parse_submit
-    from htcd.submit.templates import TemplateSet
-
     if args.interactive:
-        raise UserError("-interactive: htcd does not offer interactive jobs yet: the placeholder job, waiting for "
-                        "it to run and attaching to it are not written (docs/inside.md); submit a job that sleeps "
-                        "and use htcd ssh_to_job JOBID")
-    words = ([args.file] if args.file else []) + list(getattr(args, "extra", []))
-    defines = [a for a in words if "=" in a]
-    files = [a for a in words if "=" not in a]
-    if len(files) > 1:
-        raise UserError(f"more than one submit file given: {' '.join(files)} (a submit variable is name=value, "
-                        "with no space around '=')")
-    args.file = files[0] if files else None
-    if args.file and args.file != "-":
-        try:
-            with open(args.file) as f:
-                text = f.read()
-        except OSError as exc:
-            raise UserError(f"cannot read submit file {args.file}: {exc.strerror}") from None
-        filename, submit_dir = args.file, os.path.dirname(os.path.abspath(args.file))
-    else:
-        text, filename, submit_dir = sys.stdin.read(), "<stdin>", os.getcwd()
-    append = list(args.append)
-    if args.batch_name:
-        append.append(f"batch_name = {args.batch_name}")
-    cfg = common.config("SUBMIT")
-    desc = parse_submit(text, filename, append=append, defines=defines, queue=args.queue, submit_dir=submit_dir,
-                        templates=TemplateSet.from_config(cfg),
-                        path=os.path.abspath(args.file) if filename != "<stdin>" else None, strict=args.strict)
-    make_jobs = functools.partial(desc.make_jobs, config_get=cfg.get, submit_file=args.file or "",
-                                  plugin_universes=_plugin_universes(cfg))
-    owner = pwd.getpwuid(os.geteuid()).pw_name
+        from htcd.cli import submit_interactive
+
+        return submit_interactive.run(args)
+    from htcd.cli.submit_steps import prepare, read_description, send, split_words, write_ads
+
+    defines, args.file = split_words(args)
+    text, filename, submit_dir = read_description(args.file)
+    p = prepare(args, text, filename, submit_dir, defines,
+                path=os.path.abspath(args.file) if filename != "<stdin>" else None)
     if args.dump or args.dry_run:
-        cluster_ad, procs = make_jobs(1, submit_dir=submit_dir, owner=owner, qdate=int(time.time()))
-        _warn(desc.warnings)
-        _write(args.dump or args.dry_run, _long_ads(cluster_ad, procs))
-        if args.dry_run and args.dry_run != "-" and not args.terse:
-            print("Dry-Run job(s)" + "." * min(len(procs), 50))
-            print(f"{len(procs)} job(s) dry-run to cluster 1.")
-        return 0
-    from htcd.cli import spooling
-    from htcd.client import spool as spooler
-    from htcd.client.schedd import ScheddClient, address
-
-    spool = bool(args.spool or args.remote)
-    if args.remote:
-        args.name = args.remote
-    addr = spooling.schedd_address(args, "SUBMIT") if args.addr or args.pool or args.name else \
-        address(cfg, None)[0]
-
-    built: list[tuple[dict[str, str], list[dict[str, str]]]] = []
-
-    def build(cid: int) -> tuple[dict[str, str], list[dict[str, str]]]:
-        cluster_ad, procs = make_jobs(cid, submit_dir=submit_dir, owner=owner, qdate=int(time.time()))
-        if spool:
-            spooler.check_inputs(cluster_ad, procs, filename)
-            spooler.mark_spooled(cluster_ad, procs)
-        built.append((cluster_ad, procs))
-        return built[-1]
-
-    from htcd.submit.digest import make_factory
-
-    # late materialization (max_idle / max_materialize): the schedd gets a submit digest, not every proc
-    factory = None if spool else functools.partial(
-        make_factory, desc, submit_dir=submit_dir, owner=owner, qdate=int(time.time()), config_get=cfg.get,
-        submit_file=args.file or "", plugin_universes=_plugin_universes(cfg),
-        by_default=cfg.get_bool("SUBMIT_FACTORY_JOBS_BY_DEFAULT", False))
-    with ScheddClient(addr) as schedd:
-        done = schedd.submit(build, factory)
-        if spool:
-            spooler.upload(schedd.conn, done.cluster_id, *built[-1])
-    _warn([*desc.warnings, *done.warnings])
-    (cluster_ad, procs), cid, n = built[-1] if built else ({}, []), done.cluster_id, done.procs
-    if args.terse:
-        print(f"{cid}.0 - {cid}.{n - 1}")
-    else:
-        print("Submitting job(s)" + "." * min(n, 50))
-        print(f"{n} job(s) submitted to cluster {cid}.")
-    if args.verbose and not built:
-        print(f"-verbose: the schedd builds the procs of late-materialization cluster {cid}; see htcd q -l {cid}",
-              file=sys.stderr)
-    if args.verbose:
-        sys.stdout.write(_long_ads(cluster_ad, procs))
+        return write_ads(args, p)
+    send(args, p)
     return 0

@@ -12,7 +12,7 @@ from htcd.client.schedd import ScheddClient
 from htcd.errors import UserError
 from htcd.wire.address import Address
 from htcd.wire.client import Connection
-from htcd.wire.errors import WireError
+from htcd.wire.errors import RemoteError, WireError
 from htcd.wire.framing import encode
 
 RUNNING = 2
@@ -29,6 +29,11 @@ class Where:
     status: int
     startd: str
     host: str
+
+
+class NotStartedThere(UserError):
+    """The job's startd does not run it (yet): the schedd's ad ran ahead of the starter, or the
+    job has just left.  Worth asking again while the schedd says the job runs."""
 
 
 def parse_job_id(text: str) -> tuple[int, int | None]:
@@ -164,10 +169,12 @@ def ssh(where: Where, command: str, tty: tuple[int, int] | None, stdin_fd: int,
     if window is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGWINCH, lambda *_: send({"winch": list(window() or (24, 80))}))
     code = 0
+    started = False
     try:
         for part in conn.stream("SSH_TO_JOB", **args):
             if isinstance(part, dict):
                 if part.get("started"):  # the startd reads input from now on
+                    started = True
                     threading.Thread(target=pump, daemon=True, name="stdin").start()
                 for key in ("out", "err"):
                     if isinstance(part.get(key), bytes):
@@ -176,6 +183,8 @@ def ssh(where: Where, command: str, tty: tuple[int, int] | None, stdin_fd: int,
                     code = int(part["exit"])
                     send({"bye": True}, last=True)
     except WireError as exc:
+        if not started and isinstance(exc, RemoteError) and exc.code == "NOT_RUNNING":
+            raise NotStartedThere(f"ssh_to_job {where.cluster}.{where.proc}: {exc}") from None
         raise UserError(f"ssh_to_job {where.cluster}.{where.proc}: {exc}") from None
     finally:
         conn.close()

@@ -122,13 +122,13 @@ class Inside:
         size = (int(tty[0]), int(tty[1])) if isinstance(tty, list) and len(tty) == 2 else None
         argv = shell.argv_for(starter.environment, req.arg_str("remote_command", ""), size is not None)
         session = shell.Session(argv, starter.workdir or starter.sandbox, dict(starter.environment),
-                                runas.uid if runas else None, runas.gid if runas else None, size)
+                                runas.uid if runas else None, runas.gid if runas else None, size,
+                                **shell.for_job(starter))
         self.startd.log.info("ssh_to_job: %s runs %s in job %s.%s's sandbox", req.identity, argv,
                              req.args["cluster"], req.args["proc"])
         try:
             await session.start()
         except OSError as exc:
             raise CommandError(f"cannot start {argv[0]} in the job's sandbox: {exc.strerror or exc}", "FAILED") from None
-        await req.send_partial({"started": True})  # the tool's input may come now
-        code = await session.relay(req.conn.reader, req.send_partial)
+        code = await session.relay(req.conn.reader, req.send_partial)  # says {started} first
         return {"exit": code}

@@ -1,5 +1,5 @@
 """What the tools for looking inside jobs refuse without a pool: chirp outside a job with
-WantIOProxy, and submit -interactive (not offered yet)."""
+WantIOProxy (submit -interactive's refusals: test_submit_interactive.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,3 @@ def test_chirp_outside_a_job_with_want_io_proxy_is_refused(tmp_path: Path) -> No
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "+WantIOProxy = true" in proc.stderr and ".chirp.config does not exist" in proc.stderr, proc.stderr
 
-
-def test_submit_interactive_is_refused_naming_what_is_missing(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "htcd", "submit", "-interactive"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "interactive jobs" in proc.stderr and "htcd ssh_to_job" in proc.stderr, proc.stderr
