@@ -5,7 +5,8 @@ personal pool, beside plain ``htcd submit`` of the same jobs in the same run.
    stops when the event log holds N terminated events.
 2. Fan-out: a DAG of one root and N-1 children (each its own cluster, as DAGMan submits a node);
    the clock runs from the start of ``htcd dagman`` to its exit.  ``-MaxIdle`` is lifted (and
-   DAGMAN_MAX_SUBMITS_PER_INTERVAL) so that, as with plain submit, every job may wait in the queue.  Goal: >= 80 % of plain's jobs/s;
+   DAGMAN_MAX_SUBMITS_PER_INTERVAL), but the pool's own DAGMAN_MAX_JOBS_IDLE (1000 by default) still
+   caps it, as HTCondor's admin throttle does: at most 1000 node jobs wait idle (plain: all N).  Goal: >= 80 % of plain's jobs/s;
    anchor: HTCondor's DAGMan, ~20 nodes/s (its default 5 s log scan and 100 submits per cycle).
 3. Chain: ``--chain`` nodes, each the child of the one before (latency-bound: one node at a time).
 4. The dagman's peak RSS during the fan-out, per node; and ``htcd dagman -no_submit`` (parse and

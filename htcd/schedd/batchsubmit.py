@@ -56,12 +56,12 @@ async def cmd_submit_clusters(submits: Submits, req: Request) -> dict[str, list[
         answers.append({"cluster_id": one.cid})
     if ready:
         await submits.commit(ready)  # one transaction, durable before the answer
+        await submits.admit(ready, req, "SUBMIT_CLUSTERS")
     by_id = {r.cid: r for r in ready}
     for answer in answers:
         r = by_id.get(answer["cluster_id"]) if "error" not in answer else None
         if r is not None:
-            procs = await submits.admit(r, req, "SUBMIT_CLUSTERS")
-            answer.update({"procs": procs, "warnings": r.warnings})
+            answer.update({"procs": len(r.jobs), "warnings": r.warnings})
     if ready:
         schedd.publish_soon()
         schedd.negotiation.reschedule()

@@ -108,10 +108,10 @@ class Submits:
             return await self._submit_factory(req, cid, cluster_ad)
         one = await self.prepare(req, cid, cluster_ad, req.require("proc_ads"))  # fresh from the wire: ours
         await self.commit([one])
-        procs = await self.admit(one, req)
+        await self.admit([one], req)
         self.schedd.publish_soon()
         self.schedd.negotiation.reschedule()
-        return {"cluster_id": cid, "procs": procs, "warnings": one.warnings}
+        return {"cluster_id": cid, "procs": len(one.jobs), "warnings": one.warnings}
 
     async def prepare(self, req: Request, cid: Any, cluster_ad: Any, proc_ads: Any, *, adding: int = 0,
                       seen: set[str] | None = None) -> Prepared:
@@ -177,13 +177,19 @@ class Submits:
         finally:
             self.submitting -= adding
 
-    async def admit(self, r: Prepared, req: Request, via: str = "") -> int:
-        """After the commit: the cluster's submit events, then its jobs seen and matchable; the
-        number of procs it holds (those waiting to be materialized included)."""
-        self.reserved.pop(r.cid, None)
-        r.cluster.pending = len(r.jobs) - r.now_count
-        await self._admit(r.cluster, r.jobs[:r.now_count], req, via)
-        return len(r.jobs)
+    async def admit(self, ready: list[Prepared], req: Request, via: str = "") -> None:
+        """After the commit: the clusters' submit events (a batch's together: one write per log),
+        then their jobs seen and matchable."""
+        shared: list[tuple[Cluster, list[Job], list[str]]] = []
+        for r in ready:
+            self.reserved.pop(r.cid, None)
+            r.cluster.pending = len(r.jobs) - r.now_count
+            if r.now_count:
+                await self._submit_events(r.cluster, r.jobs[:r.now_count], shared)
+        if shared:
+            await asyncio.to_thread(self._write_submit_events, shared)
+        for r in ready:  # only now can any of them be matched and run
+            await self._register(r.cluster, r.jobs[:r.now_count], req, via)
 
     async def _submit_factory(self, req: Request, cid: int, cluster_ad: dict[str, str]) -> dict[str, Any]:
         """A late-materialization factory: the cluster ad, a submit digest and item data; the
@@ -237,18 +243,21 @@ class Submits:
         cluster.pending = factory.left
         if not cluster.pending:
             cluster.factory = None
-        await self._admit(cluster, jobs, req)
+        shared: list[tuple[Cluster, list[Job], list[str]]] = []
+        if jobs:
+            await self._submit_events(cluster, jobs, shared)
+            if shared:
+                await asyncio.to_thread(self._write_submit_events, shared)
+        await self._register(cluster, jobs, req)
         schedd.publish_soon()
         schedd.negotiation.reschedule()
         return {"cluster_id": cid, "procs": total, "warnings": warnings}
 
-    async def _admit(self, cluster: Cluster, jobs: list[Job], req: Request, via: str = "") -> None:
-        """Write the submit events, then let the jobs be seen and matched (all at once); the
-        caller publishes and asks for a negotiation (once for a batch of clusters)."""
+    async def _register(self, cluster: Cluster, jobs: list[Job], req: Request, via: str = "") -> None:
+        """Let the jobs be seen and matched (all at once), their submit events written; the caller
+        publishes and asks for a negotiation (once for a batch of clusters)."""
         schedd, cid = self.schedd, cluster.id
         pacer = Pacer()
-        if jobs:
-            await self._submit_events(cluster, jobs)  # before any job can be matched and run
         new: dict[JobId, Job] = {}
         statuses: Counter[int] = Counter()
         on_ap: list[Job] = []  # local and scheduler universe jobs, which the AP runs itself
@@ -271,8 +280,12 @@ class Submits:
                         f" ({cluster.pending} to be materialized later)" if cluster.pending else "",
                         f" (with {via})" if via else "")
 
-    async def _submit_events(self, cluster: Cluster, jobs: list[Job]) -> None:
-        """One write per log file for the whole cluster when the log is a cluster attribute."""
+    async def _submit_events(self, cluster: Cluster, jobs: list[Job],
+                             together: list[tuple[Cluster, list[Job], list[str]]]) -> None:
+        """The cluster's submit events.  When the log is a cluster attribute (no proc has a log or
+        a directory of its own) the cluster joins ``together``, whose events the caller writes with
+        ``_write_submit_events`` (one write per log from a worker thread, however many clusters);
+        else each job's event is written now."""
         events = self.schedd.events
         host = str(self.schedd.server.address)
         now = time.time()
@@ -292,12 +305,18 @@ class Submits:
                                                            **userlog.submit_notes(job.text, job.get)))
             return
         targets = events.targets(jobs[0])
+        if targets:
+            together.append((cluster, jobs, targets))
 
-        def write() -> None:
+    def _write_submit_events(self, shared: list[tuple[Cluster, list[Job], list[str]]]) -> None:
+        """(In a worker thread.)  The submit events of these clusters, one write per log."""
+        events = self.schedd.events
+        host = str(self.schedd.server.address)
+        now = time.time()
+        writes: dict[tuple[str, int | None, int | None], list[str]] = {}
+        for cluster, jobs, targets in shared:
             text = "".join(events.with_information(j, userlog.submit(cluster.id, j.proc_id, host, when=now,
                                                                      **userlog.submit_notes(j.text, j.get)))
                            for j in jobs)
-            events.write(jobs[0], text, targets)
-
-        if targets:
-            await asyncio.to_thread(write)
+            events.collect(jobs[0], text, targets, writes)
+        events.append_all(writes)
