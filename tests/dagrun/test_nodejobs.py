@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from htcd.dagman.parser import parse_dag
-from htcd.dagrun.nodejobs import NodeJobs, JobContext
+from htcd.dagrun.nodejobs import JobContext, NodeJobs
 from htcd.submit.templates import TemplateSet
 
 PER_NODE = {"ClusterId", "DAGNodeName", "SubmitEventNotes", "QDate", "EnteredCurrentStatus"}
