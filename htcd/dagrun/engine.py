@@ -152,6 +152,7 @@ class Engine:
                           dagman_job_id=f"{dagman_id[0]}.{dagman_id[1]}", started_at=time.time(),
                           recovering=recovering)
         self.idle_count = [0]  # idle procs of every node (ProcStates keeps it)
+        self.in_flight = 0  # nodes whose submit was sent and not answered
         self.track: dict[str, Track] = {name: Track(ProcStates(self.idle_count)) for name in dag.nodes}
         self.cluster_node: dict[int, str] = dict(journal_state.clusters)
         self.unfinished_parents = {name: len(node.parents) for name, node in dag.nodes.items()}
@@ -442,7 +443,9 @@ class Engine:
         return counts
 
     def _idle_procs(self) -> int:
-        return self.idle_count[0]
+        """Idle node procs, a node whose submit is on its way counting as one (as the pass that
+        started it did): else every pass while a submit is in flight would start as many again."""
+        return self.idle_count[0] + self.in_flight
 
     def _schedule(self) -> None:
         s = self.settings
@@ -707,6 +710,8 @@ class Engine:
                     warnings.extend(w)
                     return ads
 
+                done: Submitted | None = None
+                self.in_flight += 1  # idle as far as DAGMAN_MAX_JOBS_IDLE goes, until its procs are known
                 try:
                     done = await self._submit_batched(build)
                 except UserError as exc:
@@ -716,7 +721,9 @@ class Engine:
                     if not isinstance(exc, (OSError, ConnectionError)):
                         self.out.line(f"ERROR: submit of node {node.name} failed: {error}")
                         break
-                else:
+                finally:
+                    self.in_flight -= 1
+                if done is not None:
                     for w in warnings:
                         self.out.line(f"Warning: node {node.name}: {w}")
                     self.journal.write("SUBMITTED", node.name, run.retry, done.cluster_id, done.procs)
