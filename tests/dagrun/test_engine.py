@@ -289,7 +289,7 @@ def test_max_idle_counts_submits_in_flight(dag_pool: Pool, tmp_path: Path) -> No
     proc = start_dag(dag_pool, tmp_path, "idle.dag", "-MaxIdle", "3")
     try:
         # the three submits answered and their submit events read back: every pass since counted them
-        wait_for(lambda: out.exists() and out.read_text().count("Event: ULOG_SUBMIT") >= 3, 60,
+        wait_for(lambda: out.exists() and out.read_text().count("Event: ULOG_SUBMIT") >= 3, 120,
                  lambda: out.read_text()[-2000:] if out.exists() else "no dagman.out")
         text = out.read_text()
         assert text.count("Submitting HTCondor Node") == 3, text[-3000:]
