@@ -91,11 +91,39 @@ def _script_path(exe: str, directory: str) -> str:
     return exe
 
 
+class ProcStates(dict[int, int]):
+    """A node's procs -> JobStatus (1 idle 2 run 5 held, 4/3 gone), keeping the DAG's count of
+    idle procs (``idle[0]``, shared by every node) as they change, so that DAGMAN_MAX_JOBS_IDLE
+    is checked without counting 10,000 nodes' procs on every pass."""
+
+    __slots__ = ("idle",)
+
+    def __init__(self, idle: list[int]) -> None:
+        super().__init__()
+        self.idle = idle
+
+    def __setitem__(self, proc: int, status: int) -> None:
+        self.idle[0] += (status == 1) - (self.get(proc) == 1)
+        super().__setitem__(proc, status)
+
+    def setdefault(self, proc: int, status: int) -> int:
+        if proc not in self:
+            self[proc] = status
+        return self[proc]
+
+    def reset(self, states: dict[int, int]) -> None:
+        """Drop every proc (a new try, or a node started again) and take these."""
+        self.idle[0] -= sum(1 for v in self.values() if v == 1)
+        super().clear()
+        for proc, status in states.items():
+            self[proc] = status
+
+
 @dataclass
 class Track:
     """The engine's view of one node's current try: its procs and what they returned."""
 
-    procs: dict[int, int] = field(default_factory=dict)  # proc -> JobStatus (1 idle 2 run 5 held, 4/3 gone)
+    procs: ProcStates
     exit_codes: dict[int, int] = field(default_factory=dict)
     first_failure: int | None = None
     aborted: int = 0
@@ -123,7 +151,9 @@ class Engine:
         self.run = DagRun(nodes={name: NodeRun() for name in dag.nodes}, dag_files=list(self.dag_files),
                           dagman_job_id=f"{dagman_id[0]}.{dagman_id[1]}", started_at=time.time(),
                           recovering=recovering)
-        self.track: dict[str, Track] = {name: Track() for name in dag.nodes}
+        self.idle_count = [0]  # idle procs of every node (ProcStates keeps it)
+        self.in_flight = 0  # nodes whose submit was sent and not answered
+        self.track: dict[str, Track] = {name: Track(ProcStates(self.idle_count)) for name in dag.nodes}
         self.cluster_node: dict[int, str] = dict(journal_state.clusters)
         self.unfinished_parents = {name: len(node.parents) for name, node in dag.nodes.items()}
         self.ready: list[tuple[int, int, str]] = []
@@ -141,6 +171,7 @@ class Engine:
         self.submit_drainer: asyncio.Future[None] | None = None
         self.batched_submits = 0  # SUBMIT_CLUSTERS calls made
         self.in_recovery = False
+        self.active_hint: str | None = None  # a node _finished found active (checked first next time)
         self.abort: tuple[int, str] | None = None  # (exit code, message) once ABORT-DAG-ON fired
         self.removed = False  # SIGUSR1: the DAG job is being removed
         self.shutdown = False  # SIGTERM: the schedd shuts down; leave the jobs and the lock
@@ -248,9 +279,13 @@ class Engine:
         if self.tasks or self.ready or self.post_waiting or self.pre_waiting:
             return False
         active = (NodeStatus.PRERUN, NodeStatus.SUBMITTED, NodeStatus.POSTRUN, NodeStatus.READY)
+        hint = self.active_hint  # the node that was still active last time: most often it still is
+        if hint is not None and self.run.nodes[hint].status in active:
+            return False
         for name, run in self.run.nodes.items():
             node = self.dag.nodes[name]
             if run.status in active and node.kind is not NodeKind.SERVICE:
+                self.active_hint = name
                 return False
         return True
 
@@ -336,7 +371,7 @@ class Engine:
                 self._after_start.append(functools.partial(self._job_finished, node))
             elif rec.cluster is not None:
                 run.status, run.cluster, run.procs_submitted = NodeStatus.SUBMITTED, rec.cluster, rec.procs
-                self.track[name].procs = {p: 1 for p in range(rec.procs)}
+                self.track[name].procs.reset({p: 1 for p in range(rec.procs)})
                 if rec.post_rc is not None:  # the POST finished; its outcome was not recorded
                     run.status = NodeStatus.POSTRUN
                     self._after_start.append(functools.partial(self._spawn_after_post, node, rec.post_rc))
@@ -348,7 +383,7 @@ class Engine:
                     self.journal.write("SUBMITTED", name, run.retry, cluster, procs)
                     self.cluster_node[cluster] = name
                     run.status, run.cluster, run.procs_submitted = NodeStatus.SUBMITTED, cluster, procs
-                    self.track[name].procs = {p: 1 for p in range(procs)}
+                    self.track[name].procs.reset({p: 1 for p in range(procs)})
                 else:
                     run.status = NodeStatus.NOT_READY
                     run.pre_return = rec.pre_rc
@@ -408,15 +443,17 @@ class Engine:
         return counts
 
     def _idle_procs(self) -> int:
-        return sum(sum(1 for s in t.procs.values() if s == 1) for t in self.track.values())
+        """Idle node procs, a node whose submit is on its way counting as one (as the pass that
+        started it did): else every pass while a submit is in flight would start as many again."""
+        return self.idle_count[0] + self.in_flight
 
     def _schedule(self) -> None:
         s = self.settings
         started = 0
         held_back: list[tuple[int, int, str]] = []
         by_category: dict[str, int] | None = None
-        queued = self._queued_nodes()
-        idle = self._idle_procs() if s.max_jobs_idle else 0
+        queued = self._queued_nodes() if self.ready and s.max_jobs_submitted else 0  # scans: only when they count
+        idle = self._idle_procs() if self.ready and s.max_jobs_idle else 0
         while self.ready and started < s.max_submits_per_interval:
             if s.max_jobs_submitted and queued >= s.max_jobs_submitted:
                 break
@@ -451,7 +488,8 @@ class Engine:
 
     def _start_node(self, node: Node) -> None:
         run = self.run.nodes[node.name]
-        self.track[node.name] = Track()
+        self.track[node.name].procs.reset({})
+        self.track[node.name] = Track(self.track[node.name].procs)
         run.started_at = time.time()
         if node.pre is not None and run.pre_return is None:
             run.status = NodeStatus.PRERUN
@@ -616,7 +654,7 @@ class Engine:
         run.status_details = ""
         if node.noop:
             self.out.line(f"Node {node.name} is a NOOP node: its job is not submitted")
-            self.track[node.name].procs = {}
+            self.track[node.name].procs.reset({})
             self._job_finished(node)
             return
         self._spawn(self._submit(node))
@@ -672,6 +710,8 @@ class Engine:
                     warnings.extend(w)
                     return ads
 
+                done: Submitted | None = None
+                self.in_flight += 1  # idle as far as DAGMAN_MAX_JOBS_IDLE goes, until its procs are known
                 try:
                     done = await self._submit_batched(build)
                 except UserError as exc:
@@ -681,7 +721,9 @@ class Engine:
                     if not isinstance(exc, (OSError, ConnectionError)):
                         self.out.line(f"ERROR: submit of node {node.name} failed: {error}")
                         break
-                else:
+                finally:
+                    self.in_flight -= 1
+                if done is not None:
                     for w in warnings:
                         self.out.line(f"Warning: node {node.name}: {w}")
                     self.journal.write("SUBMITTED", node.name, run.retry, done.cluster_id, done.procs)
@@ -1031,7 +1073,8 @@ class Engine:
         if self.dagman_id[0]:
             await self._update_ad()
         self.out.line(f"{self.jobs_submitted} node job proc(s) submitted; {self.batched_submits} submit call(s) "
-                      "carried several nodes' clusters (SUBMIT_CLUSTERS)")
+                      f"carried several nodes' clusters (SUBMIT_CLUSTERS); {self.jobs.shared_builds} node job(s) "
+                      "copied from another node's build of the same submit file and VARS")
         if code != 0 or self.removed:
             self._write_rescue(failed)
         else:

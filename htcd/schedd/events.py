@@ -92,6 +92,23 @@ class EventLogs:
             except OSError as exc:
                 self.schedd.log.error("job %s: cannot write event log %s: %s", job.id_text, full, exc)
 
+    def collect(self, job: Job, text: str, targets: list[str],
+                into: dict[tuple[str, int | None, int | None], list[str]]) -> None:
+        """Add the job's events for these logs to ``into`` (log and owner -> texts), for
+        ``append_all`` to write later: several clusters submitted together get one write per log."""
+        for full in targets:
+            chosen = self._for_target(job, full, text)
+            if chosen:
+                into.setdefault((full, *self.owner_ids(job.owner)), []).append(chosen)
+
+    def append_all(self, writes: dict[tuple[str, int | None, int | None], list[str]]) -> None:
+        """One write per log of what ``collect`` gathered (from a worker thread)."""
+        for (full, uid, gid), texts in writes.items():
+            try:
+                userlog.append(full, "".join(texts), uid, gid)
+            except OSError as exc:
+                self.schedd.log.error("cannot write event log %s: %s", full, exc)
+
     def event(self, job: Job, text: str) -> None:
         self.write(job, self.with_information(job, text))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAdSyntaxError, parse_expr, unparse
@@ -21,6 +22,8 @@ from htcd.wire.errors import CommandError
 from htcd.wire.server import Request, is_wire_ad
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from htcd.schedd.daemon import Schedd
 
 # Attributes a client may not set at submit: the schedd owns them.
@@ -34,10 +37,12 @@ def _asks_hold(ad: dict[str, str]) -> bool:
     return status is not None and status.strip() == str(HELD)
 
 
-async def validate(cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) -> None:
-    """Every expression must parse; each distinct text is parsed once, and the loop is given a
-    turn every few thousand procs so queries are answered while a large cluster is checked."""
-    seen: set[str] = set()
+async def validate(cluster_ad: dict[str, str], proc_ads: list[dict[str, str]], seen: set[str] | None = None) -> None:
+    """Every expression must parse; each distinct text is parsed once (``seen``: the texts
+    already parsed, shared by the clusters of one batch), and the loop is given a turn every few
+    thousand procs so queries are answered while a large cluster is checked."""
+    if seen is None:
+        seen = set()
     pacer = Pacer()
     for i, ad in enumerate((cluster_ad, *proc_ads)):
         if i & 63 == 0 and pacer.due():
@@ -64,6 +69,23 @@ async def _all_wire_ads(ads: list[Any], pacer: Pacer, chunk: int = 1024) -> bool
     return True
 
 
+@dataclass
+class Prepared:
+    """One cluster checked and built, waiting for its commit."""
+
+    cid: int
+    cluster_ad: dict[str, str]
+    proc_ads: list[dict[str, str]]
+    cluster: Cluster
+    jobs: list[Job]
+    room: int | None  # procs the cluster may have now (max_materialize / max_idle); None: all
+    warnings: list[str]
+
+    @property
+    def now_count(self) -> int:
+        return len(self.jobs) if self.room is None else min(self.room, len(self.jobs))
+
+
 class Submits:
     def __init__(self, schedd: Schedd) -> None:
         self.schedd = schedd
@@ -78,25 +100,43 @@ class Submits:
         return {"cluster_id": cid}
 
     async def cmd_submit(self, req: Request) -> dict[str, Any]:
-        schedd = self.schedd
         cid = req.arg_int("cluster_id", required=True)
         if self.reserved.get(cid) != str(req.identity):
             raise CommandError(f"cluster {cid} was not reserved by {req.identity}", "BAD_CLUSTER")
         cluster_ad = dict(req.arg_ad("cluster_ad", required=True) or {})  # (required: never None)
         if req.arg("digest") is not None:
             return await self._submit_factory(req, cid, cluster_ad)
-        proc_ads = req.require("proc_ads")  # fresh from the wire: ours to change
+        one = await self.prepare(req, cid, cluster_ad, req.require("proc_ads"))  # fresh from the wire: ours
+        await self.commit([one])
+        await self.admit([one], req)
+        self.schedd.publish_soon()
+        self.schedd.negotiation.reschedule()
+        return {"cluster_id": cid, "procs": len(one.jobs), "warnings": one.warnings}
+
+    async def prepare(self, req: Request, cid: Any, cluster_ad: Any, proc_ads: Any, *, adding: int = 0,
+                      seen: set[str] | None = None) -> Prepared:
+        """SUBMIT's checks of one cluster (reservation, ads, owner, limits, expressions, submit
+        requirements) and its jobs, not yet committed.  SUBMIT and SUBMIT_CLUSTERS both come here;
+        ``adding`` counts the procs of a batch's clusters accepted before this one, and ``seen``
+        the expression texts a batch has already parsed (the nodes of a DAG share most of them)."""
+        schedd = self.schedd
+        if not isinstance(cid, int) or self.reserved.get(cid) != str(req.identity):
+            raise CommandError(f"cluster {cid} was not reserved by {req.identity}", "BAD_CLUSTER")
         pacer = Pacer()
+        if not isinstance(cluster_ad, dict) or not is_wire_ad(cluster_ad):
+            raise CommandError(f"{req.command}: 'cluster_ad' must be a ClassAd (a map of attribute name to "
+                               "expression text)", "BAD_REQUEST")
         if not isinstance(proc_ads, list) or not await _all_wire_ads(proc_ads, pacer):
-            raise CommandError("SUBMIT: argument 'proc_ads' must be a list of ClassAds (maps of attribute name "
-                               "to expression text)", "BAD_REQUEST")
+            raise CommandError(f"{req.command}: argument 'proc_ads' must be a list of ClassAds (maps of attribute "
+                               "name to expression text)", "BAD_REQUEST")
         if not proc_ads:
             raise CommandError("a submit needs at least one proc", "BAD_REQUEST")
+        cluster_ad = dict(cluster_ad)
         try:
             user, user_at = ownership.submit_owner(schedd.config, req.identity, cluster_ad)
         except PermissionError as exc:
             raise CommandError(str(exc), "DENIED") from None
-        limits.check_counts(schedd.config, len(proc_ads), len(schedd.jobs) + self.submitting,
+        limits.check_counts(schedd.config, len(proc_ads) + adding, len(schedd.jobs) + self.submitting,
                             schedd.counters.jobs(user))
         # ``hold = true`` in the submit file: the job starts held (the only status a client may ask for)
         on_hold = _asks_hold(cluster_ad)
@@ -110,29 +150,46 @@ class Submits:
                 ad["JobStatus"] = str(HELD)
         cluster_ad.update({"ClusterId": str(cid), "Owner": unparse(user), "User": unparse(user_at),
                            "JobStatus": str(HELD if on_hold else IDLE), "TotalSubmitProcs": str(len(proc_ads))})
-        await validate(cluster_ad, proc_ads)
+        await validate(cluster_ad, proc_ads, seen)
         cluster = Cluster(cid, cluster_ad)
         jobs = []
         for i, p in enumerate(proc_ads):
             if i & 255 == 0 and pacer.due():
                 await pacer.pause()
             jobs.append(Job(cluster, i, p))
-        room = cluster.materialize_room()  # max_materialize / max_idle: the rest waits in the queue file
-        now_count = len(jobs) if room is None else min(room, len(jobs))
         warnings = limits.check_requirements(schedd.config, schedd.make_ad(), (j.ad for j in jobs)) \
             if schedd.config.get("SUBMIT_REQUIREMENT_NAMES") or schedd.config.get("SUBMIT_WARNING_NAMES") else []
-        self.submitting += len(jobs)
+        # max_materialize / max_idle: the rest waits in the queue file
+        return Prepared(cid, cluster_ad, proc_ads, cluster, jobs, cluster.materialize_room(), warnings)
+
+    async def commit(self, ready: list[Prepared]) -> None:
+        """The clusters' rows in one transaction, durable (with every job change before it) before
+        anyone is answered; the commit runs in a thread so queries are served meanwhile."""
+        adding = sum(len(r.jobs) for r in ready)
+
+        def insert_all(cur: sqlite3.Cursor) -> None:
+            for r in ready:
+                insert_cluster(cur, r.cid, r.cluster_ad, r.proc_ads, None if r.room is None else r.now_count)
+
+        self.submitting += adding
         try:
-            # durable (with every job change before it) before we answer; the commit runs in a
-            # thread so queries are served meanwhile
-            await schedd.store.commit(lambda cur: insert_cluster(cur, cid, cluster_ad, proc_ads,
-                                                                 None if room is None else now_count))
+            await self.schedd.store.commit(insert_all)
         finally:
-            self.submitting -= len(jobs)
-        self.reserved.pop(cid, None)
-        cluster.pending = len(jobs) - now_count
-        await self._admit(cluster, jobs[:now_count], req)
-        return {"cluster_id": cid, "procs": now_count + cluster.pending, "warnings": warnings}
+            self.submitting -= adding
+
+    async def admit(self, ready: list[Prepared], req: Request, via: str = "") -> None:
+        """After the commit: the clusters' submit events (a batch's together: one write per log),
+        then their jobs seen and matchable."""
+        shared: list[tuple[Cluster, list[Job], list[str]]] = []
+        for r in ready:
+            self.reserved.pop(r.cid, None)
+            r.cluster.pending = len(r.jobs) - r.now_count
+            if r.now_count:
+                await self._submit_events(r.cluster, r.jobs[:r.now_count], shared)
+        if shared:
+            await asyncio.to_thread(self._write_submit_events, shared)
+        for r in ready:  # only now can any of them be matched and run
+            await self._register(r.cluster, r.jobs[:r.now_count], req, via)
 
     async def _submit_factory(self, req: Request, cid: int, cluster_ad: dict[str, str]) -> dict[str, Any]:
         """A late-materialization factory: the cluster ad, a submit digest and item data; the
@@ -186,15 +243,21 @@ class Submits:
         cluster.pending = factory.left
         if not cluster.pending:
             cluster.factory = None
-        await self._admit(cluster, jobs, req)
+        shared: list[tuple[Cluster, list[Job], list[str]]] = []
+        if jobs:
+            await self._submit_events(cluster, jobs, shared)
+            if shared:
+                await asyncio.to_thread(self._write_submit_events, shared)
+        await self._register(cluster, jobs, req)
+        schedd.publish_soon()
+        schedd.negotiation.reschedule()
         return {"cluster_id": cid, "procs": total, "warnings": warnings}
 
-    async def _admit(self, cluster: Cluster, jobs: list[Job], req: Request) -> None:
-        """Write the submit events, then let the jobs be seen and matched (all at once)."""
+    async def _register(self, cluster: Cluster, jobs: list[Job], req: Request, via: str = "") -> None:
+        """Let the jobs be seen and matched (all at once), their submit events written; the caller
+        publishes and asks for a negotiation (once for a batch of clusters)."""
         schedd, cid = self.schedd, cluster.id
         pacer = Pacer()
-        if jobs:
-            await self._submit_events(cluster, jobs)  # before any job can be matched and run
         new: dict[JobId, Job] = {}
         statuses: Counter[int] = Counter()
         on_ap: list[Job] = []  # local and scheduler universe jobs, which the AP runs itself
@@ -213,13 +276,16 @@ class Submits:
         for status, n in statuses.items():
             schedd.counters.add(cluster.owner, status, n)
         schedd.local.note(on_ap)
-        schedd.log.info("submitted cluster %d: %d procs by %s%s", cid, len(jobs) + cluster.pending, req.identity,
-                        f" ({cluster.pending} to be materialized later)" if cluster.pending else "")
-        schedd.publish_soon()
-        schedd.negotiation.reschedule()
+        schedd.log.info("submitted cluster %d: %d procs by %s%s%s", cid, len(jobs) + cluster.pending, req.identity,
+                        f" ({cluster.pending} to be materialized later)" if cluster.pending else "",
+                        f" (with {via})" if via else "")
 
-    async def _submit_events(self, cluster: Cluster, jobs: list[Job]) -> None:
-        """One write per log file for the whole cluster when the log is a cluster attribute."""
+    async def _submit_events(self, cluster: Cluster, jobs: list[Job],
+                             together: list[tuple[Cluster, list[Job], list[str]]]) -> None:
+        """The cluster's submit events.  When the log is a cluster attribute (no proc has a log or
+        a directory of its own) the cluster joins ``together``, whose events the caller writes with
+        ``_write_submit_events`` (one write per log from a worker thread, however many clusters);
+        else each job's event is written now."""
         events = self.schedd.events
         host = str(self.schedd.server.address)
         now = time.time()
@@ -239,12 +305,18 @@ class Submits:
                                                            **userlog.submit_notes(job.text, job.get)))
             return
         targets = events.targets(jobs[0])
+        if targets:
+            together.append((cluster, jobs, targets))
 
-        def write() -> None:
+    def _write_submit_events(self, shared: list[tuple[Cluster, list[Job], list[str]]]) -> None:
+        """(In a worker thread.)  The submit events of these clusters, one write per log."""
+        events = self.schedd.events
+        host = str(self.schedd.server.address)
+        now = time.time()
+        writes: dict[tuple[str, int | None, int | None], list[str]] = {}
+        for cluster, jobs, targets in shared:
             text = "".join(events.with_information(j, userlog.submit(cluster.id, j.proc_id, host, when=now,
                                                                      **userlog.submit_notes(j.text, j.get)))
                            for j in jobs)
-            events.write(jobs[0], text, targets)
-
-        if targets:
-            await asyncio.to_thread(write)
+            events.collect(jobs[0], text, targets, writes)
+        events.append_all(writes)
