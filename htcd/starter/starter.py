@@ -31,7 +31,7 @@ from htcd import jobenv
 from htcd.classad import ClassAd
 from htcd.starter import assigned as assigned_env
 from htcd.starter import cgroup as cgroups
-from htcd.starter import checkpoint, chirp, monitor, sandbox, users
+from htcd.starter import checkpoint, chirp, monitor, sandbox, users, workers
 from htcd.starter.sandbox import clean_orphans
 from htcd.transfer import TransferError, entries, outgoing, safe_name, starter_side
 from htcd.transfer.starter_side import collect_output, write_input
@@ -99,64 +99,82 @@ class Starter:
     def _knob(self, name: str, default: str | None = None) -> str | None:
         return self.config.get(name, default) if self.config is not None else default
 
-    def _prepare(self) -> JobContext:
+    def _prepare(self) -> tuple[JobContext, Callable[[], None]]:
+        """On the loop: the job's account, sandbox name, environment and the text of its ad files
+        (the job ad is the startd's too: it is read and changed on the loop only); returns the
+        job's context and the file work (``_make_files``) for the worker pool."""
         ad = self.job_ad
         runas = users.choose(ad, self.slot_name, self.config)
         self.runas = runas = users.personal_fallback(ad, runas, self.execute_dir)
         uid, gid = runas.uid, runas.gid
-        self.sandbox = sandbox.make(self.execute_dir, self.slot_id, uid, gid)
+        self.sandbox = sandbox.new_path(self.execute_dir, self.slot_id)
         self.io = starter_side.JobFiles(ad, self.files, self.config, self.slot_name, runas.name)
-        if not self.io.shared_fs:
-            self.io.urls = write_input(self.sandbox, self.files)
         cmd = str(ad.get_value("Cmd", "") or "")
         if not cmd and self.universe.needs_executable:
             raise StarterError("the job has no Cmd")
-        if not cmd:
-            executable = ""
-        elif ad.get_value("TransferExecutable", True) is not False and not self.io.shared_fs:
-            executable = os.path.join(self.sandbox, safe_name(cmd))
-            if not os.path.exists(executable):
-                raise StarterError(f"executable {cmd} was not transferred")
-            os.chmod(executable, 0o755)
-        else:
-            executable = cmd
+        transferred = bool(cmd) and ad.get_value("TransferExecutable", True) is not False and not self.io.shared_fs
+        executable = os.path.join(self.sandbox, safe_name(cmd)) if transferred else cmd
         stdin_name = str(ad.get_value("In", "/dev/null") or "/dev/null")
         stdin = "/dev/null" if stdin_name == "/dev/null" else os.path.join(self.sandbox, safe_name(stdin_name))
         env = self._environment()
         for name, ids in self.assigned.items():  # the job's ad says which devices are its own
             if ids:
                 ad[f"Assigned{name}"] = ",".join(ids)
-        with open(os.path.join(self.sandbox, ".job.ad"), "w") as f:
-            f.write(ad.to_old() + "\n")
+        texts = {".job.ad": ad.to_old() + "\n"}
         env["_CONDOR_JOB_AD"] = os.path.join(self.sandbox, ".job.ad")
         if self.machine_ad is not None:  # what the slot gives the job (Cpus, Memory, AssignedGPUs...)
-            with open(os.path.join(self.sandbox, ".machine.ad"), "w") as f:
-                f.write(self.machine_ad.to_old() + "\n")
+            texts[".machine.ad"] = self.machine_ad.to_old() + "\n"
             env["_CONDOR_MACHINE_AD"] = os.path.join(self.sandbox, ".machine.ad")
-        if chirp.wanted(ad) and self.chirp_address:
-            env["_CONDOR_CHIRP_CONFIG"], self.chirp_cookie = chirp.write_config(self.sandbox, self.chirp_address)
-        for p in (STDOUT, STDERR):  # a checkpoint's stdout and stderr are continued, as HTCondor appends
-            open(os.path.join(self.sandbox, p), "ab" if p in self.files else "wb").close()
-        sandbox.chown_tree(self.sandbox, uid, gid)
         request_memory = _int(ad.eval("RequestMemory"))
-        joins = self._make_cgroup(self.memory_mb or request_memory) if self.universe.local_processes else []
+        self.environment = env
+        ctx = JobContext(job_ad=ad, sandbox=self.sandbox, executable=executable,
+                         arguments=jobenv.arguments(ad.get_value("Arguments"), ad.get_value("Args")),
+                         environment=env, stdin=stdin, stdout=os.path.join(self.sandbox, STDOUT),
+                         stderr=os.path.join(self.sandbox, STDERR), uid=uid, gid=gid,
+                         request_cpus=_int(ad.eval("RequestCpus")) or 1, request_memory_mb=request_memory,
+                         slot_name=self.slot_name, log=self.log,
+                         job_id=f"{ad.get_value('ClusterId')}.{ad.get_value('ProcId')}",
+                         memory_limit_mb=self.memory_mb or request_memory,
+                         job_env=frozenset(jobenv.environment(ad.get_value("Environment"), ad.get_value("Env"))),
+                         core_size=jobenv.core_size(ad.eval("CoreSize")))
+        chirp_wanted = chirp.wanted(ad) and bool(self.chirp_address)
+        use_cgroup = self.universe.local_processes
+        return ctx, lambda: self._make_files(ctx, texts, transferred, chirp_wanted, use_cgroup)
+
+    def _make_files(self, ctx: JobContext, texts: dict[str, str], transferred: bool, chirp_wanted: bool,
+                    use_cgroup: bool) -> None:
+        """In the worker pool: the sandbox and its files, the job's cgroup, and the state file a
+        restarted startd cleans up by -- written before the job's first process can exist.  The
+        fewest file operations: the job's stdout and stderr are made here only when they must
+        belong to another user (else the universe's open makes them)."""
+        assert self.io is not None
+        uid, gid = ctx.uid, ctx.gid
+        sandbox.make_at(self.sandbox, self.execute_dir, uid, gid)
+        if not self.io.shared_fs:
+            self.io.urls = write_input(self.sandbox, self.files)
+        if transferred:
+            if not os.path.exists(ctx.executable):
+                raise StarterError(f"executable {self.job_ad.get_value('Cmd')} was not transferred")
+            os.chmod(ctx.executable, 0o755)
+        for name, text in texts.items():
+            with open(os.path.join(self.sandbox, name), "w") as f:
+                f.write(text)
+        if chirp_wanted:
+            ctx.environment["_CONDOR_CHIRP_CONFIG"], self.chirp_cookie = chirp.write_config(self.sandbox,
+                                                                                            self.chirp_address)
+        if uid is not None:  # a checkpoint's stdout and stderr are continued, as HTCondor appends
+            for p in (STDOUT, STDERR):
+                open(os.path.join(self.sandbox, p), "ab" if p in self.files else "wb").close()
+        sandbox.chown_tree(self.sandbox, uid, gid)
+        joins = self._make_cgroup(ctx.memory_limit_mb) if use_cgroup else []
         self.started = time.time()
         self._write_state(None)
-        stdin, stdout, stderr, cwd = self.io.stdio(stdin, os.path.join(self.sandbox, STDOUT),
-                                                   os.path.join(self.sandbox, STDERR), self.sandbox)
-        self.log.info("job %s.%s: sandbox %s, user %s (%s), %s", ad.get_value("ClusterId"), ad.get_value("ProcId"),
-                      self.sandbox, runas.name, runas.why,
+        stdin, stdout, stderr, cwd = self.io.stdio(ctx.stdin, ctx.stdout, ctx.stderr, self.sandbox)
+        ctx.stdin, ctx.stdout, ctx.stderr, ctx.sandbox, ctx.join_fds = stdin, stdout, stderr, cwd, tuple(joins)
+        self.workdir = cwd
+        self.log.info("job %s: sandbox %s, user %s (%s), %s", ctx.job_id, self.sandbox, self.runas.name if self.runas
+                      else "", self.runas.why if self.runas else "",
                       f"cgroup {self.cgroup.rel} (v{self.cgroup.layout.version})" if self.cgroup else "no cgroup")
-        self.environment, self.workdir = env, cwd
-        return JobContext(job_ad=ad, sandbox=cwd, executable=executable,
-                          arguments=jobenv.arguments(ad.get_value("Arguments"), ad.get_value("Args")),
-                          environment=env, stdin=stdin, stdout=stdout, stderr=stderr, uid=uid, gid=gid,
-                          request_cpus=_int(ad.eval("RequestCpus")) or 1, request_memory_mb=request_memory,
-                          slot_name=self.slot_name, log=self.log, join_fds=tuple(joins),
-                          job_id=f"{ad.get_value('ClusterId')}.{ad.get_value('ProcId')}",
-                          memory_limit_mb=self.memory_mb or request_memory,
-                          job_env=frozenset(jobenv.environment(ad.get_value("Environment"), ad.get_value("Env"))),
-                          core_size=jobenv.core_size(ad.eval("CoreSize")))
 
     def _environment(self) -> dict[str, str]:
         """The job's environment (getenv was merged in at submit), plus what HTCondor's starter sets."""
@@ -219,6 +237,12 @@ class Starter:
         sandbox.write_state(self.sandbox, pgid=pgid, cgroup=cg, start=self.started,
                             uid=runas.uid if runas is not None else None)
 
+    async def _note_pgid(self) -> None:
+        """Add the job's process group to its state file -- only without a cgroup: with one, the
+        state written before the job started already names all a restart needs to kill it."""
+        if self.running is not None and self.running.pgid and self.cgroup is None:
+            await workers.run(self._write_state, self.running.pgid)
+
     # -- running --------------------------------------------------------------------------
     async def run(self) -> dict[str, Any]:
         """Run the job to its end; the reply the shadow gets."""
@@ -226,7 +250,8 @@ class Starter:
         before: set[str] = set()
         ctx: JobContext | None = None
         try:
-            ctx = self._prepare()
+            ctx, make_files = self._prepare()
+            await workers.run(make_files)
             assert self.io is not None
             if self.io.urls:  # plugins download in a thread: the startd's loop keeps serving
                 await asyncio.to_thread(self.io.fetch, self.sandbox, ctx.uid, ctx.gid)
@@ -257,8 +282,7 @@ class Starter:
                 self.log.info("the %s universe did not put the job into its cgroup: following its processes",
                               self.universe.name or "job's")
                 self._drop_cgroup()
-            if self.running.pgid:
-                self._write_state(self.running.pgid)
+            await self._note_pgid()
             if self.killed:  # killed or vacated while the job was being started
                 self.kill()
             elif self.stopped:
@@ -333,8 +357,7 @@ class Starter:
         finally:
             for fd in joins:
                 os.close(fd)
-        if self.running.pgid:
-            self._write_state(self.running.pgid)
+        await self._note_pgid()
         if self.killed:
             self.kill()
         elif self.stopped:
@@ -390,16 +413,16 @@ class Starter:
             self.log.exception("start notice hook failed")
 
     async def _clean(self) -> None:
-        """cleanup(), then wait (briefly, without blocking the loop) for the killed processes to
-        leave the job's cgroup, so that it is removed before the job's end is reported."""
-        self.cleanup(wait=False)
+        """cleanup() in the worker pool, then wait (briefly, without blocking the loop) for the
+        killed processes to leave the job's cgroup, so that it is removed before the job's end is
+        reported; the state file goes last."""
+        await workers.run(self.cleanup, False)
         group = self.cgroup
         if group is None or not self.sandbox:
             return
         for _ in range(250):
             if self._remove_cgroup(tries=0, quiet=True):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(sandbox.state_path(self.sandbox))
+                await workers.run(sandbox.remove_state, self.sandbox)
                 return
             group.kill_all()
             await asyncio.sleep(0.02)
