@@ -104,8 +104,8 @@ class Starter:
         (the job ad is the startd's too: it is read and changed on the loop only); returns the
         job's context and the file work (``_make_files``) for the worker pool."""
         ad = self.job_ad
-        runas = users.choose(ad, self.slot_name, self.config)
-        self.runas = runas = users.personal_fallback(ad, runas, self.execute_dir)
+        runas = self.runas
+        assert runas is not None
         uid, gid = runas.uid, runas.gid
         self.sandbox = sandbox.new_path(self.execute_dir, self.slot_id)
         self.io = starter_side.JobFiles(ad, self.files, self.config, self.slot_name, runas.name)
@@ -140,6 +140,11 @@ class Starter:
         chirp_wanted = chirp.wanted(ad) and bool(self.chirp_address)
         use_cgroup = self.universe.local_processes
         return ctx, lambda: self._make_files(ctx, texts, transferred, chirp_wanted, use_cgroup)
+
+    def _choose_user(self) -> None:
+        """In the worker pool (account look-ups read the password database): who runs the job."""
+        runas = users.choose(self.job_ad, self.slot_name, self.config)
+        self.runas = users.personal_fallback(self.job_ad, runas, self.execute_dir)
 
     def _make_files(self, ctx: JobContext, texts: dict[str, str], transferred: bool, chirp_wanted: bool,
                     use_cgroup: bool) -> None:
@@ -250,6 +255,7 @@ class Starter:
         before: set[str] = set()
         ctx: JobContext | None = None
         try:
+            await workers.run(self._choose_user)
             ctx, make_files = self._prepare()
             await workers.run(make_files)
             assert self.io is not None
@@ -265,7 +271,7 @@ class Starter:
                     return await self._missed_deferral(missed, start)
                 self.log.info("the job was stopped while its start was deferred: not starting it")
                 try:
-                    return self._result(ExitStatus(signal=int(signal.SIGKILL)), before, start)
+                    return await self._result(ExitStatus(signal=int(signal.SIGKILL)), before, start)
                 finally:
                     await self._clean()
             # a self-checkpointing job that runs in its Iwd (shared file system) is restarted on the
@@ -311,7 +317,7 @@ class Starter:
             self.cleanup()
             raise
         try:
-            reply = self._result(status, before, start)
+            reply = await self._result(status, before, start)
         finally:
             await self._clean()
         return reply
@@ -421,10 +427,10 @@ class Starter:
         if group is None or not self.sandbox:
             return
         for _ in range(250):
-            if self._remove_cgroup(tries=0, quiet=True):
+            if await workers.run(self._remove_cgroup, tries=0, quiet=True):
                 await workers.run(sandbox.remove_state, self.sandbox)
                 return
-            group.kill_all()
+            await workers.run(group.kill_all)
             await asyncio.sleep(0.02)
         self._remove_cgroup()
 
@@ -474,10 +480,19 @@ class Starter:
         if self.running is None and not self.last_usage:
             return {"ImageSize": 0, "ResidentSetSize": 0, "MemoryUsage": 0, "RemoteUserCpu": 0.0,
                     "RemoteSysCpu": 0.0, "DiskUsage": monitor.disk_kib(self.sandbox) if self.sandbox else 0}
+        return self._apply_usage(self._measure())
+
+    def _measure(self) -> dict[str, Any]:
+        """A fresh sample of the job's processes, cgroup and sandbox; reads only (the worker pool
+        may take it, the job ad is not touched)."""
         now = monitor.sample(monitor.tree(self.pid, self.cgroup), self.cgroup, self.sandbox)
         measured = self.running.usage() if self.running is not None else None
         if measured:  # a container engine's figures (the job is not in this process tree)
             now.update({k: v for k, v in measured.items() if k in now})
+        return now
+
+    def _apply_usage(self, now: dict[str, Any]) -> dict[str, Any]:
+        """A sample into the peaks and the job ad (on the loop: the startd reads the ad too)."""
         for k in _PEAKS:
             now[k] = max(now[k], self.last_usage.get(k, 0))
         for k in ("RemoteUserCpu", "RemoteSysCpu"):  # CPU time never goes back
@@ -527,26 +542,15 @@ class Starter:
         self.hold = (reason, HOLD_OUT_OF_RESOURCES, HOLD_SUBCODE_MEMORY)
         self.kill()
 
-    def _result(self, status: ExitStatus, before: set[str], start: float) -> dict[str, Any]:
-        if self.hold is None:
-            with contextlib.suppress(Exception):
-                self._check_memory(self.usage(fresh=True))
+    async def _result(self, status: ExitStatus, before: set[str], start: float) -> dict[str, Any]:
+        """The shadow's reply: the last usage sample and the output are read in the worker pool."""
+        with contextlib.suppress(Exception):
+            if self.running is not None or self.last_usage:
+                self._apply_usage(await workers.run(self._measure))
+            if self.hold is None:
+                self._check_memory(self.usage(fresh=False))
         shared = self.io is not None and self.io.shared_fs  # the job wrote its output in its Iwd itself
-        files, missing, failure = ({}, [], None) if shared else collect_output(
-            self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"}, self.slot_name,
-            entries.Inline(outgoing.STREAM_OVER, outgoing.INLINE_BUDGET))
-        # output too big for the reply leaves the sandbox (by rename) before it is removed: the
-        # startd streams it to the shadow when asked (htcd.transfer.outgoing)
-        staging = outgoing.Staging(self.execute_dir, self.slot_name)
-        try:
-            files, failure = staging.files(self.sandbox, files, failure)
-            stdout, stderr = (b"", b"") if shared else (staging.std(self.sandbox, STDOUT, "stdout"),
-                                                        staging.std(self.sandbox, STDERR, "stderr"))
-        except BaseException:
-            staging.discard()
-            raise
-        staged = staging.note()
-
+        files, missing, failure, stdout, stderr, staged = await workers.run(self._collect, shared, before)
         usage = self.last_usage or self.usage(fresh=True)
         user_cpu = max(status.user_cpu + self.earlier_cpu[0], float(usage.get("RemoteUserCpu", 0.0)))
         sys_cpu = max(status.sys_cpu + self.earlier_cpu[1], float(usage.get("RemoteSysCpu", 0.0)))
@@ -565,6 +569,24 @@ class Starter:
             "start_time": start, "end_time": time.time(),
             **({"staged_output": staged} if staged else {}),
         }
+
+    def _collect(self, shared: bool, before: set[str]) -> tuple[dict[str, Any], list[str], Any, Any, Any, Any]:
+        """(files, missing, failure, stdout, stderr, staged): the job's output, read from its
+        sandbox (in the worker pool)."""
+        files, missing, failure = ({}, [], None) if shared else collect_output(
+            self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"}, self.slot_name,
+            entries.Inline(outgoing.STREAM_OVER, outgoing.INLINE_BUDGET))
+        # output too big for the reply leaves the sandbox (by rename) before it is removed: the
+        # startd streams it to the shadow when asked (htcd.transfer.outgoing)
+        staging = outgoing.Staging(self.execute_dir, self.slot_name)
+        try:
+            files, failure = staging.files(self.sandbox, files, failure)
+            stdout, stderr = (b"", b"") if shared else (staging.std(self.sandbox, STDOUT, "stdout"),
+                                                        staging.std(self.sandbox, STDERR, "stderr"))
+        except BaseException:
+            staging.discard()
+            raise
+        return files, missing, failure, stdout, stderr, staging.note()
 
     # -- signals --------------------------------------------------------------------------
     def kill(self) -> None:
