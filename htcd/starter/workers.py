@@ -52,11 +52,3 @@ async def run(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
             await future
         raise
 
-
-def shutdown() -> None:
-    """End the pool's threads (the startd's exit; a new pool is made if a job starts again)."""
-    global _pool
-    with _lock:
-        done, _pool = _pool, None
-    if done is not None:
-        done.shutdown(wait=True)
