@@ -23,7 +23,7 @@ from htcd.universe import (
     Universe,
     UniverseError,
     UniverseRegistry,
-    child_setup,
+    spawning,
 )
 
 
@@ -91,12 +91,13 @@ class VanillaUniverse(Universe):
     @staticmethod
     def _spawn(ctx: JobContext) -> subprocess.Popen[bytes]:
         try:
-            with open(ctx.stdin, "rb") as stdin, open(ctx.stdout, "ab") as out, open(ctx.stderr, "ab") as err:
+            with open(ctx.stdin, "rb") as stdin, open(ctx.stdout, "ab") as out, open(ctx.stderr, "ab") as err, \
+                    spawning(ctx) as setup:
                 return subprocess.Popen(
                     [ctx.executable, *ctx.arguments], cwd=ctx.sandbox, env=ctx.environment,
                     stdin=stdin, stdout=out, stderr=err, start_new_session=True, close_fds=True,
                     user=ctx.uid, group=ctx.gid, extra_groups=[] if ctx.uid is not None and os.geteuid() == 0 else None,
-                    preexec_fn=child_setup(ctx),
+                    preexec_fn=setup,
                 )
         except OSError as exc:
             raise UniverseError(f"cannot start {ctx.executable}: {exc.strerror or exc}") from None

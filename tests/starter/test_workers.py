@@ -82,3 +82,22 @@ def test_the_state_file_is_there_while_the_job_runs_and_gone_after(pool_dir: Pat
         assert state["cgroup"] is None and state["pgid"] == s.pid, state
     assert not os.path.exists(s.sandbox) and not os.path.exists(sandbox.state_path(s.sandbox))
     assert not any(execute.iterdir()), list(execute.iterdir())
+
+
+@pytest.mark.parametrize("use_cgroup", [pytest.param(True, marks=pytest.mark.skipif(
+    not CGROUPS, reason="no usable cgroup hierarchy here")), False])
+def test_the_job_gets_its_core_limit_and_the_startd_keeps_its_own(pool_dir: Path, execute_dir: Path,
+                                                                  use_cgroup: bool) -> None:
+    """Without a cgroup the job is spawned with no preexec_fn, its core limit inherited from the
+    startd for the moment of the spawn: the job has it, the startd's own limit is back after."""
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_CORE)
+    cfg = make_config(pool_dir, "" if use_cgroup else "BASE_CGROUP =\n")
+    job = shell_job("grep 'core file' /proc/self/limits", CoreSize=4096000)
+    s = Starter(job, "slot1_1@test", 1001, str(execute_dir), vanilla(), LOG, config=cfg)
+    out = asyncio.run(s.run())["stdout"].decode().split()
+    hard = before[1]
+    wanted = 4096000 if hard == resource.RLIM_INFINITY or hard >= 4096000 else hard
+    assert out[4] == str(wanted), out
+    assert resource.getrlimit(resource.RLIMIT_CORE) == before
