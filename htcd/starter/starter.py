@@ -108,7 +108,7 @@ class Starter:
         assert runas is not None
         uid, gid = runas.uid, runas.gid
         self.sandbox = sandbox.new_path(self.execute_dir, self.slot_id)
-        self.io = starter_side.JobFiles(ad, self.files, self.config, self.slot_name, runas.name)
+        assert self.io is not None
         cmd = str(ad.get_value("Cmd", "") or "")
         if not cmd and self.universe.needs_executable:
             raise StarterError("the job has no Cmd")
@@ -142,9 +142,11 @@ class Starter:
         return ctx, lambda: self._make_files(ctx, texts, transferred, chirp_wanted, use_cgroup)
 
     def _choose_user(self) -> None:
-        """In the worker pool (account look-ups read the password database): who runs the job."""
+        """In the worker pool (account look-ups read the password and group databases): who runs
+        the job, and where its files are (a shared file system's Iwd is opened as that account)."""
         runas = users.choose(self.job_ad, self.slot_name, self.config)
-        self.runas = users.personal_fallback(self.job_ad, runas, self.execute_dir)
+        self.runas = runas = users.personal_fallback(self.job_ad, runas, self.execute_dir)
+        self.io = starter_side.JobFiles(self.job_ad, self.files, self.config, self.slot_name, runas.name)
 
     def _make_files(self, ctx: JobContext, texts: dict[str, str], transferred: bool, chirp_wanted: bool,
                     use_cgroup: bool) -> None:
@@ -284,7 +286,8 @@ class Starter:
                     self.io.close()
                 for fd in ctx.join_fds:
                     os.close(fd)
-            if self.cgroup is not None and self.running.pgid and not self._in_cgroup(self.running.pgid):
+            if self.cgroup is not None and self.running.pgid and not await workers.run(self._in_cgroup,
+                                                                                        self.running.pgid):
                 self.log.info("the %s universe did not put the job into its cgroup: following its processes",
                               self.universe.name or "job's")
                 self._drop_cgroup()
@@ -491,6 +494,12 @@ class Starter:
             now.update({k: v for k, v in measured.items() if k in now})
         return now
 
+    def _final_sample(self) -> tuple[dict[str, Any], int, int]:
+        """(usage sample, OOM kills, peak memory bytes) of the ended job, read in the worker pool."""
+        now = self._measure() if self.running is not None or self.last_usage else {}
+        group = self.cgroup
+        return now, group.oom_kills() if group is not None else 0, group.peak_bytes() if group is not None else 0
+
     def _apply_usage(self, now: dict[str, Any]) -> dict[str, Any]:
         """A sample into the peaks and the job ad (on the loop: the startd reads the ad too)."""
         for k in _PEAKS:
@@ -518,14 +527,14 @@ class Starter:
     def _memory_limit_mb(self) -> int:
         return self.memory_mb or _int(self.job_ad.eval("RequestMemory"))
 
-    def _check_memory(self, usage: dict[str, Any]) -> None:
+    def _check_memory(self, usage: dict[str, Any], oom_kills: int | None = None) -> None:
         """Over the limit: with a cgroup the kernel's OOM killer struck; without one (and the
         hard policy) the sample shows it.  Either way the job is held and killed, as HTCondor's."""
         if self.hold is not None or self.killed:
             return
         limit = self._memory_limit_mb()
         if self.cgroup is not None:
-            if self.cgroup.oom_kills() > 0:
+            if (self.cgroup.oom_kills() if oom_kills is None else oom_kills) > 0:
                 self._hold_for_memory(limit, usage, cgroup=True)
             return
         policy = (self._knob("CGROUP_MEMORY_LIMIT_POLICY", "hard") or "hard").lower()
@@ -544,17 +553,19 @@ class Starter:
 
     async def _result(self, status: ExitStatus, before: set[str], start: float) -> dict[str, Any]:
         """The shadow's reply: the last usage sample and the output are read in the worker pool."""
+        peak = 0
         with contextlib.suppress(Exception):
-            if self.running is not None or self.last_usage:
-                self._apply_usage(await workers.run(self._measure))
+            now, ooms, peak = await workers.run(self._final_sample)
+            if now:
+                self._apply_usage(now)
             if self.hold is None:
-                self._check_memory(self.usage(fresh=False))
+                self._check_memory(self.usage(fresh=False), ooms)
         shared = self.io is not None and self.io.shared_fs  # the job wrote its output in its Iwd itself
         files, missing, failure, stdout, stderr, staged = await workers.run(self._collect, shared, before)
         usage = self.last_usage or self.usage(fresh=True)
         user_cpu = max(status.user_cpu + self.earlier_cpu[0], float(usage.get("RemoteUserCpu", 0.0)))
         sys_cpu = max(status.sys_cpu + self.earlier_cpu[1], float(usage.get("RemoteSysCpu", 0.0)))
-        peak_kib = (self.cgroup.peak_bytes() // 1024) if self.cgroup is not None else 0
+        peak_kib = peak // 1024
         max_rss = max(status.max_rss_kb, int(usage.get("ResidentSetSize", 0)), peak_kib)
         hold_reason, hold_code, hold_subcode = self.hold or (status.hold_reason, status.hold_code, 0)
         self.log.info("job exited: %s%s", f"signal {status.signal}" if status.by_signal else
