@@ -425,17 +425,28 @@ class Starter:
         """cleanup() in the worker pool, then wait (briefly, without blocking the loop) for the
         killed processes to leave the job's cgroup, so that it is removed before the job's end is
         reported; the state file goes last."""
-        await workers.run(self.cleanup, False)
-        group = self.cgroup
-        if group is None or not self.sandbox:
+        if await workers.run(self._clean_files):
             return
+        group = self.cgroup
+        assert group is not None
         for _ in range(250):
+            await workers.run(group.kill_all)
+            await asyncio.sleep(0.02)
             if await workers.run(self._remove_cgroup, tries=0, quiet=True):
                 await workers.run(sandbox.remove_state, self.sandbox)
                 return
-            await workers.run(group.kill_all)
-            await asyncio.sleep(0.02)
         self._remove_cgroup()
+
+    def _clean_files(self) -> bool:
+        """In the worker pool: cleanup(), then one try at the job's cgroup and, once it is gone, the
+        state file; whether all is gone (else killed processes are still leaving the cgroup)."""
+        self.cleanup(wait=False)
+        if self.cgroup is None or not self.sandbox:
+            return True
+        if not self._remove_cgroup(tries=0, quiet=True):
+            return False
+        sandbox.remove_state(self.sandbox)
+        return True
 
     async def _watch(self, running: RunningJob) -> ExitStatus:
         """Wait for the job's end, sampling its usage first after STARTER_INITIAL_UPDATE_INTERVAL,
