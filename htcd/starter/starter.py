@@ -142,8 +142,9 @@ class Starter:
         return ctx, lambda: self._make_files(ctx, texts, transferred, chirp_wanted, use_cgroup)
 
     def _choose_user(self) -> None:
-        """In the worker pool (account look-ups read the password and group databases): who runs
-        the job, and where its files are (a shared file system's Iwd is opened as that account)."""
+        """Who runs the job, and where its files are (a shared file system's Iwd is opened as that
+        account).  On the loop: the account look-ups read files the page cache holds, and a hand-off
+        to the worker pool costs more CPU than they do."""
         runas = users.choose(self.job_ad, self.slot_name, self.config)
         self.runas = runas = users.personal_fallback(self.job_ad, runas, self.execute_dir)
         self.io = starter_side.JobFiles(self.job_ad, self.files, self.config, self.slot_name, runas.name)
@@ -257,7 +258,7 @@ class Starter:
         before: set[str] = set()
         ctx: JobContext | None = None
         try:
-            await workers.run(self._choose_user)
+            self._choose_user()
             ctx, make_files = self._prepare()
             await workers.run(make_files)
             assert self.io is not None
@@ -286,8 +287,7 @@ class Starter:
                     self.io.close()
                 for fd in ctx.join_fds:
                     os.close(fd)
-            if self.cgroup is not None and self.running.pgid and not await workers.run(self._in_cgroup,
-                                                                                        self.running.pgid):
+            if self.cgroup is not None and self.running.pgid and not self._in_cgroup(self.running.pgid):
                 self.log.info("the %s universe did not put the job into its cgroup: following its processes",
                               self.universe.name or "job's")
                 self._drop_cgroup()
@@ -497,8 +497,8 @@ class Starter:
         return self._apply_usage(self._measure())
 
     def _measure(self) -> dict[str, Any]:
-        """A fresh sample of the job's processes, cgroup and sandbox; reads only (the worker pool
-        may take it, the job ad is not touched)."""
+        """A fresh sample of the job's processes, cgroup and sandbox; reads only (the job ad is not
+        touched)."""
         now = monitor.sample(monitor.tree(self.pid, self.cgroup), self.cgroup, self.sandbox)
         measured = self.running.usage() if self.running is not None else None
         if measured:  # a container engine's figures (the job is not in this process tree)
@@ -506,7 +506,8 @@ class Starter:
         return now
 
     def _final_sample(self) -> tuple[dict[str, Any], int, int]:
-        """(usage sample, OOM kills, peak memory bytes) of the ended job, read in the worker pool."""
+        """(usage sample, OOM kills, peak memory bytes) of the ended job (/proc and the cgroup's
+        files: no disk to wait for)."""
         now = self._measure() if self.running is not None or self.last_usage else {}
         group = self.cgroup
         return now, group.oom_kills() if group is not None else 0, group.peak_bytes() if group is not None else 0
@@ -563,10 +564,10 @@ class Starter:
         self.kill()
 
     async def _result(self, status: ExitStatus, before: set[str], start: float) -> dict[str, Any]:
-        """The shadow's reply: the last usage sample and the output are read in the worker pool."""
+        """The shadow's reply: the output is read (and big files moved out) in the worker pool."""
         peak = 0
         with contextlib.suppress(Exception):
-            now, ooms, peak = await workers.run(self._final_sample)
+            now, ooms, peak = self._final_sample()
             if now:
                 self._apply_usage(now)
             if self.hold is None:
