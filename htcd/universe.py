@@ -9,10 +9,12 @@ the sandbox and reaps any process the job leaves behind.
 from __future__ import annotations
 
 import abc
+import contextlib
 import logging
 import os
 import resource
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from htcd.classad import ClassAd
@@ -67,14 +69,43 @@ def child_setup(ctx: JobContext) -> Callable[[], None]:
 
     def setup() -> None:
         _soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
-        if hard != resource.RLIM_INFINITY and (core == resource.RLIM_INFINITY or core > hard):
-            resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
-        else:
-            resource.setrlimit(resource.RLIMIT_CORE, (core, hard))
+        resource.setrlimit(resource.RLIMIT_CORE, (core_soft_limit(core, hard), hard))
         if join is not None:
             join()
 
     return setup
+
+
+def core_soft_limit(core: int, hard: int) -> int:
+    """The soft RLIMIT_CORE for a job's CoreSize ``core``: at most the hard limit."""
+    if hard != resource.RLIM_INFINITY and (core == resource.RLIM_INFINITY or core > hard):
+        return hard
+    return core
+
+
+_CORE_LIMIT = threading.Lock()
+
+
+@contextlib.contextmanager
+def spawning(ctx: JobContext) -> Iterator[Callable[[], None] | None]:
+    """The ``preexec_fn`` for the job's first process, and the moment to start it in.  With no
+    cgroup to join there is none: :class:`subprocess.Popen` may then use vfork (no copy of the
+    daemon's memory map, no Python in the child; a job of another account still forks), and the
+    child inherits the job's core limit, set on this process for the moment of the spawn (spawns
+    in several threads take turns).  With a cgroup: :func:`child_setup`."""
+    if ctx.join_fds:
+        yield child_setup(ctx)
+        return
+    with _CORE_LIMIT:
+        soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+        wanted = core_soft_limit(ctx.core_size, hard)
+        if wanted != soft:
+            resource.setrlimit(resource.RLIMIT_CORE, (wanted, hard))
+        try:
+            yield None
+        finally:
+            if wanted != soft:
+                resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
 
 
 @dataclass

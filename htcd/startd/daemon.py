@@ -76,6 +76,10 @@ class Startd(Daemon):
         self.claims = Claims(self)
         self.draining = Draining(self)
         self.inside = Inside(self)
+        # the slots the pending publish_soon sends (None: all) and whether one was asked for since
+        # the last round began
+        self._publish_only: set[str] | None = set()
+        self._publish_wanted = False
         super().__init__(*args, **kwargs)
         self.plugins = get_plugin_manager(self.config, self.log)
         self.universes: dict[str, Universe] = {}
@@ -296,13 +300,40 @@ class Startd(Daemon):
         """The first slot's ad: what STARTD.DAEMON_SHUTDOWN is evaluated against."""
         return slot_ad(self, self.slots[0]) if self.slots else None
 
-    async def publish(self) -> None:
-        self.provided = self.plugins.machine_attributes(self.config)
-        self._machine_ad = None
+    async def publish(self, only: set[str] | None = None) -> None:
+        """Send the slots' ads: every slot, the machine's attributes read again (the periodic
+        update, and any change not of one slot); or only the slots named in ``only``."""
+        if only is None:
+            self.provided = self.plugins.machine_attributes(self.config)
+            self._machine_ad = None
         for slot in self.all_slots():
+            if only is not None and slot.name not in only:
+                continue
             if not await self.advertiser.update("Machine", slot_ad(self, slot).to_wire(),
                                                 private={"Name": slot.name, "ClaimId": slot.offer_id}):
                 return
+
+    def publish_soon(self, *slots: Slot) -> None:
+        """Publish shortly, a burst of changes coalesced into one round: only ``slots`` (and their
+        partitionable slots, whose ads list their children's states) when every change of the
+        burst named its slots -- a job's start or end, a few times per job -- else every slot.
+        The periodic update still sends every slot's ad."""
+        if slots and self._publish_only is not None:
+            self._publish_only.update(s.name for s in slots)
+            self._publish_only.update(s.parent.name for s in slots if s.parent is not None)
+        else:
+            self._publish_only = None
+        self._publish_wanted = True
+        if self._publishing is not None and not self._publishing.done():
+            return
+
+        async def later() -> None:
+            while self._publish_wanted:  # a change made during a round gets a round of its own
+                await asyncio.sleep(0.05)
+                only, self._publish_only, self._publish_wanted = self._publish_only, set(), False
+                await self.publish(only)
+
+        self._publishing = self.spawn(later(), "publish")
 
     async def invalidate(self) -> None:
         for slot in self.all_slots():
@@ -655,7 +686,7 @@ class Startd(Daemon):
         self.apply(slot, Transition(CLAIMED, BUSY, f"the claim was activated for job "
                                                    f"{job.get_value('ClusterId')}.{job.get_value('ProcId')}"))
         self.step(slot)
-        self.publish_soon()
+        self.publish_soon(slot)
         run.task = self.spawn(self.claims.run_job(slot, claim, run), f"job {run.job_id}")
         return await self.claims.follow_run(req, slot, claim, run, {"update": "activated"})
 
@@ -688,8 +719,10 @@ class Startd(Daemon):
         elif slot.state == CLAIMED and slot.activity == RETIRING:
             self.apply(slot, Transition(PREEMPTING, VACATING, "the job exited during retirement"))
         self.step(slot)
-        self.draining.progress()
-        self.publish_soon()
+        if self.draining.progress():
+            self.publish_soon()
+        else:
+            self.publish_soon(slot)
 
     @staticmethod
     def _universe_name(job: ClassAd) -> str:

@@ -24,14 +24,38 @@ from htcd.starter import monitor
 from htcd.starter.cgroup import JobCgroup
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # read once, at import (os.umask can only be read by setting it)
+
+
+def new_path(execute_dir: str, slot_id: int) -> str:
+    """A fresh sandbox's name under EXECUTE (nothing is made yet)."""
+    return os.path.join(os.path.abspath(execute_dir), f"dir_{os.getpid()}_{slot_id}_{time.monotonic_ns()}")
+
+
 def make(execute_dir: str, slot_id: int, uid: int | None, gid: int | None) -> str:
-    os.makedirs(execute_dir, exist_ok=True)
-    path = os.path.join(os.path.abspath(execute_dir), f"dir_{os.getpid()}_{slot_id}_{time.monotonic_ns()}")
-    os.mkdir(path, 0o700)
-    os.chmod(path, 0o700)  # whatever the umask
+    path = new_path(execute_dir, slot_id)
+    make_at(path, execute_dir, uid, gid)
+    return path
+
+
+def make_at(path: str, execute_dir: str, uid: int | None, gid: int | None) -> None:
+    """Make the sandbox ``path``: one mkdir when EXECUTE exists and the umask leaves 0700 alone
+    (a chmod only when it does not, a chown only for a job of another user)."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileNotFoundError:  # EXECUTE itself is missing (first job, or removed meanwhile)
+        os.makedirs(execute_dir, exist_ok=True)
+        os.mkdir(path, 0o700)
+    if _UMASK & 0o700:
+        os.chmod(path, 0o700)  # whatever the umask
     if uid is not None and gid is not None:
         os.chown(path, uid, gid)
-    return path
 
 
 def chown_tree(path: str, uid: int | None, gid: int | None) -> None:
@@ -48,6 +72,9 @@ def state_path(sandbox: str) -> str:
 
 
 def write_state(sandbox: str, **info: Any) -> None:
+    """Write the state file atomically (a new file renamed over the old): a startd that crashes
+    meanwhile finds the old state or the new, never half of one.  No fsync: the file matters only
+    while this boot's processes may live, and a reboot ends them all."""
     tmp = state_path(sandbox) + ".new"
     with open(tmp, "w") as f:
         json.dump({"sandbox": sandbox, "startd_pid": os.getpid(), **info}, f)
@@ -56,6 +83,11 @@ def write_state(sandbox: str, **info: Any) -> None:
 
 def remove(sandbox: str) -> None:
     shutil.rmtree(sandbox, ignore_errors=True)
+    remove_state(sandbox)
+
+
+def remove_state(sandbox: str) -> None:
+    """The job's processes, sandbox and cgroup are gone: nothing is left for a restart to clean."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(state_path(sandbox))
 

@@ -31,7 +31,7 @@ from htcd import jobenv
 from htcd.classad import ClassAd
 from htcd.starter import assigned as assigned_env
 from htcd.starter import cgroup as cgroups
-from htcd.starter import checkpoint, chirp, monitor, sandbox, users
+from htcd.starter import checkpoint, chirp, monitor, sandbox, users, workers
 from htcd.starter.sandbox import clean_orphans
 from htcd.transfer import TransferError, entries, outgoing, safe_name, starter_side
 from htcd.transfer.starter_side import collect_output, write_input
@@ -99,64 +99,90 @@ class Starter:
     def _knob(self, name: str, default: str | None = None) -> str | None:
         return self.config.get(name, default) if self.config is not None else default
 
-    def _prepare(self) -> JobContext:
+    def _prepare(self) -> tuple[JobContext, Callable[[], None]]:
+        """On the loop: the job's account, sandbox name, environment and the text of its ad files
+        (the job ad is the startd's too: it is read and changed on the loop only); returns the
+        job's context and the file work (``_make_files``) for the worker pool."""
         ad = self.job_ad
-        runas = users.choose(ad, self.slot_name, self.config)
-        self.runas = runas = users.personal_fallback(ad, runas, self.execute_dir)
+        runas = self.runas
+        assert runas is not None
         uid, gid = runas.uid, runas.gid
-        self.sandbox = sandbox.make(self.execute_dir, self.slot_id, uid, gid)
-        self.io = starter_side.JobFiles(ad, self.files, self.config, self.slot_name, runas.name)
-        if not self.io.shared_fs:
-            self.io.urls = write_input(self.sandbox, self.files)
+        self.sandbox = sandbox.new_path(self.execute_dir, self.slot_id)
+        assert self.io is not None
         cmd = str(ad.get_value("Cmd", "") or "")
         if not cmd and self.universe.needs_executable:
             raise StarterError("the job has no Cmd")
-        if not cmd:
-            executable = ""
-        elif ad.get_value("TransferExecutable", True) is not False and not self.io.shared_fs:
-            executable = os.path.join(self.sandbox, safe_name(cmd))
-            if not os.path.exists(executable):
-                raise StarterError(f"executable {cmd} was not transferred")
-            os.chmod(executable, 0o755)
-        else:
-            executable = cmd
+        transferred = bool(cmd) and ad.get_value("TransferExecutable", True) is not False and not self.io.shared_fs
+        executable = os.path.join(self.sandbox, safe_name(cmd)) if transferred else cmd
         stdin_name = str(ad.get_value("In", "/dev/null") or "/dev/null")
         stdin = "/dev/null" if stdin_name == "/dev/null" else os.path.join(self.sandbox, safe_name(stdin_name))
         env = self._environment()
         for name, ids in self.assigned.items():  # the job's ad says which devices are its own
             if ids:
                 ad[f"Assigned{name}"] = ",".join(ids)
-        with open(os.path.join(self.sandbox, ".job.ad"), "w") as f:
-            f.write(ad.to_old() + "\n")
+        texts = {".job.ad": ad.to_old() + "\n"}
         env["_CONDOR_JOB_AD"] = os.path.join(self.sandbox, ".job.ad")
         if self.machine_ad is not None:  # what the slot gives the job (Cpus, Memory, AssignedGPUs...)
-            with open(os.path.join(self.sandbox, ".machine.ad"), "w") as f:
-                f.write(self.machine_ad.to_old() + "\n")
+            texts[".machine.ad"] = self.machine_ad.to_old() + "\n"
             env["_CONDOR_MACHINE_AD"] = os.path.join(self.sandbox, ".machine.ad")
-        if chirp.wanted(ad) and self.chirp_address:
-            env["_CONDOR_CHIRP_CONFIG"], self.chirp_cookie = chirp.write_config(self.sandbox, self.chirp_address)
-        for p in (STDOUT, STDERR):  # a checkpoint's stdout and stderr are continued, as HTCondor appends
-            open(os.path.join(self.sandbox, p), "ab" if p in self.files else "wb").close()
-        sandbox.chown_tree(self.sandbox, uid, gid)
         request_memory = _int(ad.eval("RequestMemory"))
-        joins = self._make_cgroup(self.memory_mb or request_memory) if self.universe.local_processes else []
+        self.environment = env
+        ctx = JobContext(job_ad=ad, sandbox=self.sandbox, executable=executable,
+                         arguments=jobenv.arguments(ad.get_value("Arguments"), ad.get_value("Args")),
+                         environment=env, stdin=stdin, stdout=os.path.join(self.sandbox, STDOUT),
+                         stderr=os.path.join(self.sandbox, STDERR), uid=uid, gid=gid,
+                         request_cpus=_int(ad.eval("RequestCpus")) or 1, request_memory_mb=request_memory,
+                         slot_name=self.slot_name, log=self.log,
+                         job_id=f"{ad.get_value('ClusterId')}.{ad.get_value('ProcId')}",
+                         memory_limit_mb=self.memory_mb or request_memory,
+                         job_env=frozenset(jobenv.environment(ad.get_value("Environment"), ad.get_value("Env"))),
+                         core_size=jobenv.core_size(ad.eval("CoreSize")))
+        chirp_wanted = chirp.wanted(ad) and bool(self.chirp_address)
+        use_cgroup = self.universe.local_processes
+        return ctx, lambda: self._make_files(ctx, texts, transferred, chirp_wanted, use_cgroup)
+
+    def _choose_user(self) -> None:
+        """Who runs the job, and where its files are (a shared file system's Iwd is opened as that
+        account).  On the loop: the account look-ups read files the page cache holds, and a hand-off
+        to the worker pool costs more CPU than they do."""
+        runas = users.choose(self.job_ad, self.slot_name, self.config)
+        self.runas = runas = users.personal_fallback(self.job_ad, runas, self.execute_dir)
+        self.io = starter_side.JobFiles(self.job_ad, self.files, self.config, self.slot_name, runas.name)
+
+    def _make_files(self, ctx: JobContext, texts: dict[str, str], transferred: bool, chirp_wanted: bool,
+                    use_cgroup: bool) -> None:
+        """In the worker pool: the sandbox and its files, the job's cgroup, and the state file a
+        restarted startd cleans up by -- written before the job's first process can exist.  The
+        fewest file operations: the job's stdout and stderr are made here only when they must
+        belong to another user (else the universe's open makes them)."""
+        assert self.io is not None
+        uid, gid = ctx.uid, ctx.gid
+        sandbox.make_at(self.sandbox, self.execute_dir, uid, gid)
+        if not self.io.shared_fs:
+            self.io.urls = write_input(self.sandbox, self.files)
+        if transferred:
+            if not os.path.exists(ctx.executable):
+                raise StarterError(f"executable {self.job_ad.get_value('Cmd')} was not transferred")
+            os.chmod(ctx.executable, 0o755)
+        for name, text in texts.items():
+            with open(os.path.join(self.sandbox, name), "w") as f:
+                f.write(text)
+        if chirp_wanted:
+            ctx.environment["_CONDOR_CHIRP_CONFIG"], self.chirp_cookie = chirp.write_config(self.sandbox,
+                                                                                            self.chirp_address)
+        if uid is not None:  # a checkpoint's stdout and stderr are continued, as HTCondor appends
+            for p in (STDOUT, STDERR):
+                open(os.path.join(self.sandbox, p), "ab" if p in self.files else "wb").close()
+        sandbox.chown_tree(self.sandbox, uid, gid)
+        joins = self._make_cgroup(ctx.memory_limit_mb) if use_cgroup else []
         self.started = time.time()
         self._write_state(None)
-        stdin, stdout, stderr, cwd = self.io.stdio(stdin, os.path.join(self.sandbox, STDOUT),
-                                                   os.path.join(self.sandbox, STDERR), self.sandbox)
-        self.log.info("job %s.%s: sandbox %s, user %s (%s), %s", ad.get_value("ClusterId"), ad.get_value("ProcId"),
-                      self.sandbox, runas.name, runas.why,
+        stdin, stdout, stderr, cwd = self.io.stdio(ctx.stdin, ctx.stdout, ctx.stderr, self.sandbox)
+        ctx.stdin, ctx.stdout, ctx.stderr, ctx.sandbox, ctx.join_fds = stdin, stdout, stderr, cwd, tuple(joins)
+        self.workdir = cwd
+        self.log.info("job %s: sandbox %s, user %s (%s), %s", ctx.job_id, self.sandbox, self.runas.name if self.runas
+                      else "", self.runas.why if self.runas else "",
                       f"cgroup {self.cgroup.rel} (v{self.cgroup.layout.version})" if self.cgroup else "no cgroup")
-        self.environment, self.workdir = env, cwd
-        return JobContext(job_ad=ad, sandbox=cwd, executable=executable,
-                          arguments=jobenv.arguments(ad.get_value("Arguments"), ad.get_value("Args")),
-                          environment=env, stdin=stdin, stdout=stdout, stderr=stderr, uid=uid, gid=gid,
-                          request_cpus=_int(ad.eval("RequestCpus")) or 1, request_memory_mb=request_memory,
-                          slot_name=self.slot_name, log=self.log, join_fds=tuple(joins),
-                          job_id=f"{ad.get_value('ClusterId')}.{ad.get_value('ProcId')}",
-                          memory_limit_mb=self.memory_mb or request_memory,
-                          job_env=frozenset(jobenv.environment(ad.get_value("Environment"), ad.get_value("Env"))),
-                          core_size=jobenv.core_size(ad.eval("CoreSize")))
 
     def _environment(self) -> dict[str, str]:
         """The job's environment (getenv was merged in at submit), plus what HTCondor's starter sets."""
@@ -219,6 +245,12 @@ class Starter:
         sandbox.write_state(self.sandbox, pgid=pgid, cgroup=cg, start=self.started,
                             uid=runas.uid if runas is not None else None)
 
+    async def _note_pgid(self) -> None:
+        """Add the job's process group to its state file -- only without a cgroup: with one, the
+        state written before the job started already names all a restart needs to kill it."""
+        if self.running is not None and self.running.pgid and self.cgroup is None:
+            await workers.run(self._write_state, self.running.pgid)
+
     # -- running --------------------------------------------------------------------------
     async def run(self) -> dict[str, Any]:
         """Run the job to its end; the reply the shadow gets."""
@@ -226,7 +258,9 @@ class Starter:
         before: set[str] = set()
         ctx: JobContext | None = None
         try:
-            ctx = self._prepare()
+            self._choose_user()
+            ctx, make_files = self._prepare()
+            await workers.run(make_files)
             assert self.io is not None
             if self.io.urls:  # plugins download in a thread: the startd's loop keeps serving
                 await asyncio.to_thread(self.io.fetch, self.sandbox, ctx.uid, ctx.gid)
@@ -240,7 +274,7 @@ class Starter:
                     return await self._missed_deferral(missed, start)
                 self.log.info("the job was stopped while its start was deferred: not starting it")
                 try:
-                    return self._result(ExitStatus(signal=int(signal.SIGKILL)), before, start)
+                    return await self._result(ExitStatus(signal=int(signal.SIGKILL)), before, start)
                 finally:
                     await self._clean()
             # a self-checkpointing job that runs in its Iwd (shared file system) is restarted on the
@@ -257,8 +291,7 @@ class Starter:
                 self.log.info("the %s universe did not put the job into its cgroup: following its processes",
                               self.universe.name or "job's")
                 self._drop_cgroup()
-            if self.running.pgid:
-                self._write_state(self.running.pgid)
+            await self._note_pgid()
             if self.killed:  # killed or vacated while the job was being started
                 self.kill()
             elif self.stopped:
@@ -287,7 +320,7 @@ class Starter:
             self.cleanup()
             raise
         try:
-            reply = self._result(status, before, start)
+            reply = await self._result(status, before, start)
         finally:
             await self._clean()
         return reply
@@ -333,8 +366,7 @@ class Starter:
         finally:
             for fd in joins:
                 os.close(fd)
-        if self.running.pgid:
-            self._write_state(self.running.pgid)
+        await self._note_pgid()
         if self.killed:
             self.kill()
         elif self.stopped:
@@ -390,20 +422,31 @@ class Starter:
             self.log.exception("start notice hook failed")
 
     async def _clean(self) -> None:
-        """cleanup(), then wait (briefly, without blocking the loop) for the killed processes to
-        leave the job's cgroup, so that it is removed before the job's end is reported."""
-        self.cleanup(wait=False)
-        group = self.cgroup
-        if group is None or not self.sandbox:
+        """cleanup() in the worker pool, then wait (briefly, without blocking the loop) for the
+        killed processes to leave the job's cgroup, so that it is removed before the job's end is
+        reported; the state file goes last."""
+        if await workers.run(self._clean_files):
             return
+        group = self.cgroup
+        assert group is not None
         for _ in range(250):
-            if self._remove_cgroup(tries=0, quiet=True):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(sandbox.state_path(self.sandbox))
-                return
-            group.kill_all()
+            await workers.run(group.kill_all)
             await asyncio.sleep(0.02)
+            if await workers.run(self._remove_cgroup, tries=0, quiet=True):
+                await workers.run(sandbox.remove_state, self.sandbox)
+                return
         self._remove_cgroup()
+
+    def _clean_files(self) -> bool:
+        """In the worker pool: cleanup(), then one try at the job's cgroup and, once it is gone, the
+        state file; whether all is gone (else killed processes are still leaving the cgroup)."""
+        self.cleanup(wait=False)
+        if self.cgroup is None or not self.sandbox:
+            return True
+        if not self._remove_cgroup(tries=0, quiet=True):
+            return False
+        sandbox.remove_state(self.sandbox)
+        return True
 
     async def _watch(self, running: RunningJob) -> ExitStatus:
         """Wait for the job's end, sampling its usage first after STARTER_INITIAL_UPDATE_INTERVAL,
@@ -451,10 +494,26 @@ class Starter:
         if self.running is None and not self.last_usage:
             return {"ImageSize": 0, "ResidentSetSize": 0, "MemoryUsage": 0, "RemoteUserCpu": 0.0,
                     "RemoteSysCpu": 0.0, "DiskUsage": monitor.disk_kib(self.sandbox) if self.sandbox else 0}
+        return self._apply_usage(self._measure())
+
+    def _measure(self) -> dict[str, Any]:
+        """A fresh sample of the job's processes, cgroup and sandbox; reads only (the job ad is not
+        touched)."""
         now = monitor.sample(monitor.tree(self.pid, self.cgroup), self.cgroup, self.sandbox)
         measured = self.running.usage() if self.running is not None else None
         if measured:  # a container engine's figures (the job is not in this process tree)
             now.update({k: v for k, v in measured.items() if k in now})
+        return now
+
+    def _final_sample(self) -> tuple[dict[str, Any], int, int]:
+        """(usage sample, OOM kills, peak memory bytes) of the ended job (/proc and the cgroup's
+        files: no disk to wait for)."""
+        now = self._measure() if self.running is not None or self.last_usage else {}
+        group = self.cgroup
+        return now, group.oom_kills() if group is not None else 0, group.peak_bytes() if group is not None else 0
+
+    def _apply_usage(self, now: dict[str, Any]) -> dict[str, Any]:
+        """A sample into the peaks and the job ad (on the loop: the startd reads the ad too)."""
         for k in _PEAKS:
             now[k] = max(now[k], self.last_usage.get(k, 0))
         for k in ("RemoteUserCpu", "RemoteSysCpu"):  # CPU time never goes back
@@ -480,14 +539,14 @@ class Starter:
     def _memory_limit_mb(self) -> int:
         return self.memory_mb or _int(self.job_ad.eval("RequestMemory"))
 
-    def _check_memory(self, usage: dict[str, Any]) -> None:
+    def _check_memory(self, usage: dict[str, Any], oom_kills: int | None = None) -> None:
         """Over the limit: with a cgroup the kernel's OOM killer struck; without one (and the
         hard policy) the sample shows it.  Either way the job is held and killed, as HTCondor's."""
         if self.hold is not None or self.killed:
             return
         limit = self._memory_limit_mb()
         if self.cgroup is not None:
-            if self.cgroup.oom_kills() > 0:
+            if (self.cgroup.oom_kills() if oom_kills is None else oom_kills) > 0:
                 self._hold_for_memory(limit, usage, cgroup=True)
             return
         policy = (self._knob("CGROUP_MEMORY_LIMIT_POLICY", "hard") or "hard").lower()
@@ -504,30 +563,21 @@ class Starter:
         self.hold = (reason, HOLD_OUT_OF_RESOURCES, HOLD_SUBCODE_MEMORY)
         self.kill()
 
-    def _result(self, status: ExitStatus, before: set[str], start: float) -> dict[str, Any]:
-        if self.hold is None:
-            with contextlib.suppress(Exception):
-                self._check_memory(self.usage(fresh=True))
+    async def _result(self, status: ExitStatus, before: set[str], start: float) -> dict[str, Any]:
+        """The shadow's reply: the output is read (and big files moved out) in the worker pool."""
+        peak = 0
+        with contextlib.suppress(Exception):
+            now, ooms, peak = self._final_sample()
+            if now:
+                self._apply_usage(now)
+            if self.hold is None:
+                self._check_memory(self.usage(fresh=False), ooms)
         shared = self.io is not None and self.io.shared_fs  # the job wrote its output in its Iwd itself
-        files, missing, failure = ({}, [], None) if shared else collect_output(
-            self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"}, self.slot_name,
-            entries.Inline(outgoing.STREAM_OVER, outgoing.INLINE_BUDGET))
-        # output too big for the reply leaves the sandbox (by rename) before it is removed: the
-        # startd streams it to the shadow when asked (htcd.transfer.outgoing)
-        staging = outgoing.Staging(self.execute_dir, self.slot_name)
-        try:
-            files, failure = staging.files(self.sandbox, files, failure)
-            stdout, stderr = (b"", b"") if shared else (staging.std(self.sandbox, STDOUT, "stdout"),
-                                                        staging.std(self.sandbox, STDERR, "stderr"))
-        except BaseException:
-            staging.discard()
-            raise
-        staged = staging.note()
-
+        files, missing, failure, stdout, stderr, staged = await workers.run(self._collect, shared, before)
         usage = self.last_usage or self.usage(fresh=True)
         user_cpu = max(status.user_cpu + self.earlier_cpu[0], float(usage.get("RemoteUserCpu", 0.0)))
         sys_cpu = max(status.sys_cpu + self.earlier_cpu[1], float(usage.get("RemoteSysCpu", 0.0)))
-        peak_kib = (self.cgroup.peak_bytes() // 1024) if self.cgroup is not None else 0
+        peak_kib = peak // 1024
         max_rss = max(status.max_rss_kb, int(usage.get("ResidentSetSize", 0)), peak_kib)
         hold_reason, hold_code, hold_subcode = self.hold or (status.hold_reason, status.hold_code, 0)
         self.log.info("job exited: %s%s", f"signal {status.signal}" if status.by_signal else
@@ -542,6 +592,24 @@ class Starter:
             "start_time": start, "end_time": time.time(),
             **({"staged_output": staged} if staged else {}),
         }
+
+    def _collect(self, shared: bool, before: set[str]) -> tuple[dict[str, Any], list[str], Any, Any, Any, Any]:
+        """(files, missing, failure, stdout, stderr, staged): the job's output, read from its
+        sandbox (in the worker pool)."""
+        files, missing, failure = ({}, [], None) if shared else collect_output(
+            self.sandbox, self.job_ad, self.files, before, {STDOUT, STDERR, ".job.ad"}, self.slot_name,
+            entries.Inline(outgoing.STREAM_OVER, outgoing.INLINE_BUDGET))
+        # output too big for the reply leaves the sandbox (by rename) before it is removed: the
+        # startd streams it to the shadow when asked (htcd.transfer.outgoing)
+        staging = outgoing.Staging(self.execute_dir, self.slot_name)
+        try:
+            files, failure = staging.files(self.sandbox, files, failure)
+            stdout, stderr = (b"", b"") if shared else (staging.std(self.sandbox, STDOUT, "stdout"),
+                                                        staging.std(self.sandbox, STDERR, "stderr"))
+        except BaseException:
+            staging.discard()
+            raise
+        return files, missing, failure, stdout, stderr, staging.note()
 
     # -- signals --------------------------------------------------------------------------
     def kill(self) -> None:

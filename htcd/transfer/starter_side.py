@@ -49,7 +49,9 @@ class JobFiles:
             # files are not the job's to use in place, so transfer is needed after all
             self.shared_fs = False
         self.where = where
-        self.owner = Owner.named(user)
+        # whose rights the Iwd's files are opened with: only a shared file system needs it (a look-up
+        # of the account and its groups, spared to every other job)
+        self.owner = Owner.named(user) if self.shared_fs else None
         self.urls: list[tuple[str, str]] = []
         self.fds: list[int] = []
         self.fetched = 0  # bytes the plugins brought (counted as bytes received by the job)

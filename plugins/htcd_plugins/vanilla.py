@@ -23,7 +23,7 @@ from htcd.universe import (
     Universe,
     UniverseError,
     UniverseRegistry,
-    child_setup,
+    spawning,
 )
 
 
@@ -73,18 +73,34 @@ class VanillaUniverse(Universe):
     name = "vanilla"
 
     async def start(self, ctx: JobContext) -> RunningJob:
+        # Forking waits for the child's exec (and opening the job's files for the disk): done in a
+        # thread, so that the startd's loop serves other jobs meanwhile.  A start whose caller is
+        # cancelled is waited for and its process killed: no job runs that nobody follows.
+        spawn = asyncio.ensure_future(asyncio.to_thread(self._spawn, ctx))
         try:
-            # The starter runs this one job: opening its files and forking it may block the loop briefly.
-            with open(ctx.stdin, "rb") as stdin, open(ctx.stdout, "ab") as out, open(ctx.stderr, "ab") as err:  # noqa: ASYNC230
-                proc = subprocess.Popen(  # noqa: ASYNC220
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                started = await spawn
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(started.pid, signal.SIGKILL)
+                started.wait()
+            raise
+        return VanillaJob(proc)
+
+    @staticmethod
+    def _spawn(ctx: JobContext) -> subprocess.Popen[bytes]:
+        try:
+            with open(ctx.stdin, "rb") as stdin, open(ctx.stdout, "ab") as out, open(ctx.stderr, "ab") as err, \
+                    spawning(ctx) as setup:
+                return subprocess.Popen(
                     [ctx.executable, *ctx.arguments], cwd=ctx.sandbox, env=ctx.environment,
                     stdin=stdin, stdout=out, stderr=err, start_new_session=True, close_fds=True,
                     user=ctx.uid, group=ctx.gid, extra_groups=[] if ctx.uid is not None and os.geteuid() == 0 else None,
-                    preexec_fn=child_setup(ctx),
+                    preexec_fn=setup,
                 )
         except OSError as exc:
             raise UniverseError(f"cannot start {ctx.executable}: {exc.strerror or exc}") from None
-        return VanillaJob(proc)
 
 
 @hookimpl
