@@ -22,18 +22,36 @@ from htcd.wire.errors import WireError
 COLLECTOR_PORT = 9618
 
 
+#: path -> (inode, mtime, size, address): a daemon that sends an update per job (the startd) asks
+#: for the collector's address that often; a stat tells whether the file changed since.
+_ADDRESS_FILES: dict[str, tuple[int, int, int, Address | None]] = {}
+
+
 def read_address_file(path: str | None) -> Address | None:
+    """The address in a daemon's address file (its first line), None when there is none yet; read
+    again only when the file was replaced or changed (a restarted daemon writes a new one)."""
     if not path:
         return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        _ADDRESS_FILES.pop(path, None)
+        return None
+    cached = _ADDRESS_FILES.get(path)
+    if cached is not None and cached[:3] == (st.st_ino, st.st_mtime_ns, st.st_size):
+        return cached[3]
     try:
         with open(path) as f:
             line = f.readline().strip()
     except OSError:
         return None
     try:
-        return Address.parse(line) if line else None
+        address = Address.parse(line) if line else None
     except WireError:
-        return None
+        address = None
+    if address is not None:  # a file still being written is read again next time
+        _ADDRESS_FILES[path] = (st.st_ino, st.st_mtime_ns, st.st_size, address)
+    return address
 
 
 def socket_dir(config: Config) -> str:
