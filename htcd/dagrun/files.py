@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 
+from htcd.daemon.pids import pid_alive
 from htcd.errors import UserError
 
 
@@ -35,19 +35,6 @@ def dag_paths(dag_file: str, lock_file: str | None, outfile_dir: str | None, nod
     return DagPaths(dag_file=dag_file, out=out,
                     lock=lock, journal=lock[:-5] + ".dagman.journal" if lock.endswith(".lock")
                     else lock + ".journal", nodes_log=nodes_log_path(node_log_template, dag_file))
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as f:
-        if f.read().rsplit(")", 1)[-1].split()[0] == "Z":
-            return False
-    return True
 
 
 def take_lock(path: str) -> bool:

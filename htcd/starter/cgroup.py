@@ -26,6 +26,7 @@ from typing import Any
 from htcd.classad import ClassAd
 from htcd.classad.expr import parse_expr
 from htcd.classad.parser import ClassAdSyntaxError
+from htcd.daemon.pids import pid_alive
 
 MOUNTS = "/proc/self/mounts"
 _V1_CONTROLLERS = ("memory", "freezer", "cpuacct", "cpu")
@@ -343,7 +344,7 @@ def sweep_stale(paths: dict[str, str], log: logging.Logger | None = None) -> int
             continue
         for name in names:
             m = _JOB_GROUP.fullmatch(name)
-            if m is None or int(m.group(1)) == os.getpid() or _pid_exists(int(m.group(1))):
+            if m is None or int(m.group(1)) == os.getpid() or pid_alive(int(m.group(1))):
                 continue
             try:
                 os.rmdir(os.path.join(parent, name))
@@ -355,13 +356,6 @@ def sweep_stale(paths: dict[str, str], log: logging.Logger | None = None) -> int
     return removed
 
 
-def _pid_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 MEMORY_POLICIES = ("hard", "soft", "none", "custom")

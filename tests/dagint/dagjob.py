@@ -46,7 +46,7 @@ def dagman_pid(where: Path, dag: str) -> int:
 
 
 def alive(pid: int) -> bool:
-    from htcd.dagrun.files import pid_alive
+    from htcd.daemon.pids import pid_alive
 
     return pid > 0 and pid_alive(pid)
 
