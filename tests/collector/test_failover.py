@@ -52,8 +52,10 @@ def test_a_pool_with_two_collectors_and_a_view_survives_the_first_collectors_dea
                          "both collectors to hold the slots")
         # every update either collector accepts reaches the view collector (over UDP, by default)
         wait_for(lambda: slot_names(v) == slots, 60, "the slots to be forwarded to the view collector")
-        forwarded = {w["MyType"] for w in call(v, "QUERY_ADS", ad_type="Any", projection=["MyType"])}
-        assert {'"Machine"', '"Scheduler"', '"Negotiator"'} <= forwarded
+        # the schedd and negotiator advertise on their own timers: their ads may follow the slots'
+        wanted = {'"Machine"', '"Scheduler"', '"Negotiator"'}
+        wait_for(lambda: wanted <= {w["MyType"] for w in call(v, "QUERY_ADS", ad_type="Any", projection=["MyType"])},
+                 60, "the schedd's and negotiator's ads to be forwarded to the view collector")
         view_self = call(v, "DC_QUERY_SELF")[0]
         assert int(view_self["DatagramsReceived"]) > 0  # forwarded as datagrams
         assert int(call(c1, "DC_QUERY_SELF")[0]["UpdatesForwarded"]) > 0
