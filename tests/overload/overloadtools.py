@@ -3,41 +3,11 @@ kernel's own figures for a UDP socket, percentiles."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Callable
-from typing import Any
-
 import flood
-from pooltools import Pool, wait_for
+from collector.collectortools import call, collector_address, own_ad, start_collector_pool
+from pooltools import Pool
 
-from htcd.wire.address import Address
-from htcd.wire.client import Connection
-from htcd.wire.locate import read_address_file
-
-
-def start_collector_pool(make_pool: Callable[..., Pool], knobs: dict[str, str] | None = None) -> Pool:
-    """A pool running only the master and the collector."""
-    pool = make_pool({"DAEMON_LIST": "MASTER COLLECTOR", **(knobs or {})}, start=False)
-    pool.master = subprocess.Popen([sys.executable, "-m", "htcd", "master", "-f"], env=pool.env,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wait_for(lambda: collector_address(pool), 60, "the collector's address file")
-    wait_for(lambda: pool.htcd("status", "-collector", "-af", "Name", check=False).returncode == 0, 60,
-             "the collector to answer")
-    return pool
-
-
-def collector_address(pool: Pool) -> Address | None:
-    return read_address_file(str(pool.local / "log" / ".collector_address"))
-
-
-def call(addr: Address | str, command: str, **args: Any) -> Any:
-    with Connection(addr, timeout=120) as conn:
-        return conn.call(command, **args)
-
-
-def own_ad(addr: Address | str) -> dict[str, str]:
-    return call(addr, "DC_QUERY_SELF")[0]
+__all__ = ["Flooders", "call", "collector_address", "own_ad", "percentile", "proc_net_udp", "start_collector_pool"]
 
 
 class Flooders(flood.Flooders):
