@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import gc
 import os
-import time
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from htcd.collector.store import HISTORY_SIZE, AdStore, Entry
 from htcd.collector.udp import Session, Sessions, UdpListener
 from htcd.collector.view import history as view_history
 from htcd.daemon import Daemon
+from htcd.daemon.gcpauses import GcPauses
 from htcd.errors import UserError
 from htcd.pacer import Pacer
 from htcd.wire import auth, locate
@@ -63,10 +63,7 @@ class Collector(Daemon):
         self.updates = 0  # accepted, over TCP and UDP
         self.queries = 0
         self._own_seq = 0
-        self._frozen_at = 0  # stored ads when gc.freeze() last ran
-        self.gc_longest = 0.0  # the longest garbage collection (seconds)
-        self._gc_started = 0.0
-        gc.callbacks.append(self._gc_watch)
+        self.gc_pauses = GcPauses(self.log)  # the longest collection; stored ads kept out of its walks
         self._build_wake = asyncio.Event()
         self.history: view_history.PoolHistory | None = None  # KEEP_POOL_HISTORY (htcd.collector.view)
 
@@ -156,25 +153,10 @@ class Collector(Daemon):
         if removed:
             self.log.info("expired %d ads", removed)
 
-    def _gc_watch(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            self._gc_started = time.perf_counter()
-        else:
-            took = time.perf_counter() - self._gc_started
-            if took > self.gc_longest:
-                self.gc_longest = took
-                if took > 0.05:
-                    self.log.info("a garbage collection (generation %d) took %.3f s", info.get("generation", -1), took)
-
     async def _freeze(self) -> None:
-        """Move what exists now out of reach of Python's cyclic garbage collector once the store
-        has grown: a full collection walks every stored ad (some 70 ms at 100,000 ads), which
-        would hold the loop.  Stored ads hold no reference cycles, so reference counting still
-        frees them; only cycles made before a freeze and dropped after it would stay."""
-        n = self.store.count()
-        if n - self._frozen_at >= max(5000, self._frozen_at // 10):
-            gc.freeze()
-            self._frozen_at = n
+        """Keep the stored ads out of the cyclic garbage collector's walks (``htcd/daemon/gcpauses.py``):
+        a full collection walks every stored ad (some 70 ms at 100,000 ads)."""
+        self.gc_pauses.kept(self.store.count())
 
     async def _housekeeping(self) -> None:
         self.sessions.sweep()
@@ -189,9 +171,9 @@ class Collector(Daemon):
                 pacer = Pacer(SLICE)
                 for _ in self.store.build_steps(table, idx, chunk=500):
                     if pacer.due():
-                        gc.freeze()  # the new buckets hold many ads: keep the collector from walking them
+                        self.gc_pauses.freeze()  # the new buckets hold many ads: keep the collector from walking them
                         await pacer.pause()
-                gc.freeze()
+                self.gc_pauses.freeze()
                 self.log.info("built the %s index of %s ads (%d ads)", idx.attr, table.ad_type, len(table.entries))
             self._build_wake.clear()
             await self._build_wake.wait()
@@ -227,7 +209,7 @@ class Collector(Daemon):
             ad["HostsOwner"] = state.count("owner")
         ad["UpdatesAccepted"] = self.updates
         ad["QueriesTotal"] = self.queries
-        ad["GcLongestPauseMs"] = round(self.gc_longest * 1000, 1)
+        ad["GcLongestPauseMs"] = round(self.gc_pauses.longest * 1000, 1)
         ad["ActiveUdpSessions"] = len(self.sessions)
         if self.udp is not None:
             c = self.udp.counters

@@ -16,6 +16,7 @@ from typing import Any
 
 from htcd.classad import ClassAd
 from htcd.daemon import Daemon
+from htcd.daemon.gcpauses import GcPauses
 from htcd.errors import UserError
 from htcd.schedd import batchsubmit, dagjobs, history_query
 from htcd.schedd.actions import JobActions
@@ -54,6 +55,7 @@ class Schedd(Daemon):
         self.chirp = Chirp(self)
         self.negotiation = Negotiation(self)
         super().__init__(*args, **kwargs)
+        self.gc_pauses = GcPauses(self.log)
         self.shadow_log = self.open_log("SHADOW")
         spool = self.config.get("SPOOL") or "."
         path = self.config.get("JOB_QUEUE_LOG") or os.path.join(spool, "job_queue.log")
@@ -217,6 +219,7 @@ class Schedd(Daemon):
         interval = lambda: max(1, self.knob_int("PERIODIC_EXPR_INTERVAL", 60))  # noqa: E731
         self.every(interval, self.job_policy.periodic, "periodic job policy", first=interval())
         self.every(interval, self.spool.sweep_completed, "completed jobs left in the queue", first=interval())
+        self.every(lambda: 2.0, self._keep_jobs_from_gc, "exempt queued jobs from garbage collection")
         self.spool.sweep_stages()
         for cluster in list(self.clusters.values()):
             if cluster.pending:
@@ -227,6 +230,11 @@ class Schedd(Daemon):
         self.negotiation.start_reconnects(jobs)
         if self.counters.total[IDLE]:
             self.reschedule()
+
+    async def _keep_jobs_from_gc(self) -> None:
+        """A full garbage collection walks every queued job (~50 ms at 100,000, on the loop, in
+        the middle of whatever runs): once the queue has grown, its jobs are frozen out of it."""
+        self.gc_pauses.kept(len(self.jobs))
 
     async def shutdown(self, fast: bool) -> None:
         """Graceful or fast, as HTCondor's schedd (condor_off: "a graceful shutdown of a schedd is

@@ -74,8 +74,9 @@ def dump(ad: dict[str, str]) -> str:
 class Writes:
     """One transaction's job changes: ads to store, jobs that left the queue (their final ads,
     marked ``gone`` until the history has them) and jobs whose history records are written
-    (deleted for good).  The ads are copies taken on the event loop; the transaction serializes
-    them in its thread."""
+    (deleted for good).  ``procs`` holds copies taken on the event loop; ``gone`` holds the
+    departed jobs' own ads, which the transaction copies in its thread (a dict copy holds the GIL,
+    so a change on the loop cannot interleave with it); the transaction serializes them there."""
 
     __slots__ = ("forget", "frees_claim", "gone", "procs")
 
@@ -149,7 +150,7 @@ class JobQueue:
                 update_procs(cur, writes.procs)
             if writes.gone:
                 cur.executemany("UPDATE procs SET ad=?, gone=1 WHERE cluster_id=? AND proc_id=?",
-                                [(dump(ad), c, p) for (c, p), ad in writes.gone.items()])
+                                [(dump(dict(ad)), c, p) for (c, p), ad in writes.gone.items()])
             if writes.forget:
                 cur.executemany("DELETE FROM procs WHERE cluster_id=? AND proc_id=?", writes.forget)
                 cur.executemany(_DROP_CLUSTER, [(c, c, c, c) for c in sorted({c for c, _ in writes.forget})])
