@@ -24,7 +24,7 @@ from typing import Any
 
 from htcd import __version__
 from htcd.classad import ClassAd
-from htcd.config import Config
+from htcd.config import Config, unused
 from htcd.config import load as load_config
 from htcd.daemon import keepalive
 from htcd.daemon.advertise import Advertiser
@@ -90,6 +90,11 @@ class Daemon:
         self.runtime_config: dict[str, str] = {}  # config_val -rset: kept until this daemon exits
 
     # -- identity and configuration -------------------------------------------------------
+    def _warn_unused_knobs(self) -> None:
+        """Nothing silent: a knob the config sets that htcd does not act on is named in the log."""
+        for line in unused.warnings(self.config):
+            self.log.warning(line)
+
     @property
     def uid_domain(self) -> str:
         return self.config.get("UID_DOMAIN") or socket.getfqdn()
@@ -440,6 +445,7 @@ class Daemon:
         self._configure_security()
         self.authz = self._apply_policy(policy)
         self.log.info("reconfigured from %s", ", ".join(config.files) or "the embedded default")
+        self._warn_unused_knobs()
         self.reconfigured()
         return {"daemon": self.subsystem, "pending_restart": self.pending_restart}
 
@@ -489,6 +495,7 @@ class Daemon:
                       self.server.address)
         self.log.info("** config: %s", ", ".join(self.config.files) or "the embedded default")
         self.log.info("******************************************************")
+        self._warn_unused_knobs()
         for name in sorted(self.server.handlers):
             dprintf(self.log, "D_DAEMONCORE", "Registered command handler %s", name)
         try:
