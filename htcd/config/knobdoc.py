@@ -24,7 +24,7 @@ a reconfig reports it as pending). A name with `<...>` stands for a family of kn
 `htcd config_val KNOB` find nothing) that the daemons read as `V`.
 
 **Use** says whether htcd acts on the knob: `used`, `unused` (accepted, not used by htcd:
-`htcd config_val -v KNOB` says so) or `htcd-only` (htcd's own, not in HTCondor's param table).
+`htcd config_val -v KNOB` says so, and a daemon whose config sets it says so in its log) or `htcd-only` (htcd's own, not in HTCondor's param table).
 The table holds every knob of HTCondor {version}'s param table with HTCondor's default text
 (`scripts/gen_param_table.py` reads it from the `htcondor` wheel); a name `SUBSYS.KNOB` is
 HTCondor's default of KNOB for that daemon alone.
