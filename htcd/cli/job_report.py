@@ -5,8 +5,10 @@ Every schedd of the pool is asked (``-name`` one of them) over the wire, as ``ht
 -name`` and ``htcd q`` ask: its history for the jobs that left the queue in the period, and its
 queue for jobs that completed or were removed there but have not left yet, and for jobs held in
 the period.  A job is counted where its ``EnteredCurrentStatus`` falls: the time it completed,
-was removed or was held.  A job removed while held is counted among the held too (its hold
-reason stays in its ad; the time it was held does not, so it counts for the day it was removed).
+was removed or was held.  A job removed while held, and a job that was held and released before
+it completed or was removed (its ``NumHolds``), is counted among the held too, with its last hold
+reason (``LastHoldReason``, which the schedd keeps at a release or removal); the time it was held
+is not in its ad, so it counts for the day it left.
 CPU hours are ``RemoteUserCpu + RemoteSysCpu``, wall hours ``RemoteWallClockTime``, of the jobs
 that left the queue (completed or removed).
 
@@ -36,7 +38,8 @@ DAY = 86400
 # period's start end the scan (a job appended late, e.g. by a schedd that restarted, is still seen).
 SCAN_SLACK = DAY
 ATTRS = ["ClusterId", "ProcId", "Owner", "JobStatus", "LastJobStatus", "EnteredCurrentStatus", "RemoteUserCpu",
-         "RemoteSysCpu", "RemoteWallClockTime", "HoldReason", "HoldReasonCode", "HoldReasonSubCode"]
+         "RemoteSysCpu", "RemoteWallClockTime", "HoldReason", "HoldReasonCode", "HoldReasonSubCode",
+         "LastHoldReason", "LastHoldReasonCode", "LastHoldReasonSubCode", "NumHolds"]
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -126,10 +129,17 @@ class Report:
                 user.removed += 1
             user.cpu_hours += (_num(ad, "RemoteUserCpu") + _num(ad, "RemoteSysCpu")) / 3600
             user.wall_hours += _num(ad, "RemoteWallClockTime") / 3600
-        if status == HELD or (status == REMOVED and ad.get_value("LastJobStatus") == HELD):
+        if status == HELD:
             user.held += 1
             self.holds[(int(_num(ad, "HoldReasonCode")), int(_num(ad, "HoldReasonSubCode")),
                         str(ad.get_value("HoldReason", "") or ""))] += 1
+        elif status in (COMPLETED, REMOVED) and (ad.get_value("LastJobStatus") == HELD or _num(ad, "NumHolds") > 0):
+            # held once (and released, or removed while held): its last hold, under its Last* names
+            # (older schedds left HoldReason in a removed job's ad)
+            last = "Last" if ad.get_value("LastHoldReason") is not None else ""
+            user.held += 1
+            self.holds[(int(_num(ad, f"{last}HoldReasonCode")), int(_num(ad, f"{last}HoldReasonSubCode")),
+                        str(ad.get_value(f"{last}HoldReason", "") or ""))] += 1
 
     def total(self) -> UserFigures:
         out = UserFigures()

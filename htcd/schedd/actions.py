@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from htcd.classad import is_true
 from htcd.pacer import Pacer
-from htcd.schedd import ownership, query, userlog
+from htcd.schedd import holdcodes, ownership, query, userlog
 from htcd.schedd.attrcheck import check_edit
 from htcd.schedd.events import EventBatch
 from htcd.schedd.factory import HELD_BY_USER
@@ -216,6 +216,7 @@ class JobActions:
         shadow = schedd.shadows.get(job.id)
         if shadow is not None:
             job.removing = True
+            holdcodes.keep_as_last(job, holdcodes.HOLD_REASON)
             schedd.set_status(job, REMOVED, RemoveReason=reason)
             schedd.store.persist(job)
             # WantGracefulRemoval: the soft kill and the vacate time, as for an eviction; else SIGKILL
@@ -224,6 +225,7 @@ class JobActions:
                          else shadow.kill("remove") if isinstance(shadow, LocalShadow) else shadow.kill(),
                          f"kill {job.id_text}")
             return "removing"
+        holdcodes.keep_as_last(job, holdcodes.HOLD_REASON)
         schedd.set_status(job, REMOVED, RemoveReason=reason)
         schedd.store.persist(job)
         schedd.events.event(job, userlog.aborted(job.cluster_id, job.proc_id, reason))
@@ -245,8 +247,8 @@ class JobActions:
         schedd = self.schedd
         if job.status != HELD:
             return "not held"
+        holdcodes.keep_as_last(job, holdcodes.HOLD_REASON)
         schedd.set_status(job, IDLE, ReleaseReason=reason)
-        job.proc.pop("HoldReason", None)
         schedd.store.persist(job)
         schedd.events.event(job, userlog.released(job.cluster_id, job.proc_id, reason))
         schedd.negotiation.reschedule()

@@ -13,7 +13,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from htcd.classad import ClassAd
-from htcd.schedd import machineattrs, periodic, userlog
+from htcd.schedd import holdcodes, machineattrs, periodic, userlog
 from htcd.schedd.jobs import COMPLETED, HELD, IDLE, RUNNING, Job, job_prio, top_prio
 from htcd.schedd.local import ap_universe
 from htcd.schedd.queue import JobId
@@ -269,7 +269,9 @@ class JobLifecycle:
         ran = job.status == RUNNING
         if ran:
             job.set(RemoteWallClockTime=_wall_after_run(job, int(time.time())))
+        holdcodes.keep_as_last(job, ("ReleaseReason",))
         self.schedd.set_status(job, HELD, HoldReason=reason, HoldReasonCode=code, HoldReasonSubCode=subcode)
+        job.proc.update(holdcodes.counted(job.proc, code))  # NumHolds, NumHoldsByReason
         forget_claim(job)
         if ran:
             machineattrs.rotate(job)

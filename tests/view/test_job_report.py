@@ -1,5 +1,6 @@
 """``htcd job_report`` on a real pool that ran jobs: three completed (burning some CPU), one
-removed while running, one held by hand, one submitted on hold and then removed."""
+removed while running, one held by hand, one submitted on hold and then removed, one held by hand
+while idle, released and then completed."""
 
 from __future__ import annotations
 
@@ -36,9 +37,13 @@ def pool(module_pool: Callable[..., Pool]) -> Pool:
     on_hold = pool.submit(SLEEP + "hold = true\nqueue\n", "onhold.sub")
     wait_for(lambda: pool.job_attr(f"{on_hold}.0", "JobStatus") == "5", 30, "the job submitted on hold")
     pool.htcd("rm", f"{on_hold}.0")
+    later = pool.submit("executable = /bin/true\nrequirements = false\nqueue\n", "later.sub")
+    pool.htcd("hold", "-reason", "wait for the data", f"{later}.0")
+    pool.htcd("qedit", f"{later}.0", "Requirements", "true")
+    pool.htcd("release", f"{later}.0")
     wait_for(lambda: pool.job_ids() == [f"{held}.0"] and pool.job_attr(f"{held}.0", "JobStatus") == "5", 60,
              lambda: f"only the held job left in the queue: {pool.job_ids()}")
-    wait_for(lambda: len(history(pool)) == 5, 30, "the five jobs that left in the history", interval=0.5)
+    wait_for(lambda: len(history(pool)) == 6, 30, "the six jobs that left in the history", interval=0.5)
     return pool
 
 
@@ -51,7 +56,7 @@ def test_report_counts_the_days_jobs(pool: Pool) -> None:
     owner = history(pool)[0]["Owner"]
     assert list(report["users"]) == [owner]
     me = report["users"][owner]
-    assert (me["completed"], me["removed"], me["held"]) == (3, 2, 2), (report, history(pool), pool.job_ids())
+    assert (me["completed"], me["removed"], me["held"]) == (4, 2, 3), (report, history(pool), pool.job_ids())
     ads = history(pool)
     cpu = sum(float(a.get("RemoteUserCpu", 0)) + float(a.get("RemoteSysCpu", 0)) for a in ads) / 3600
     wall = sum(float(a.get("RemoteWallClockTime", 0)) for a in ads) / 3600
@@ -60,11 +65,16 @@ def test_report_counts_the_days_jobs(pool: Pool) -> None:
     assert report["total"] == me and report["end"] - report["start"] == 86400
     assert len(report["schedds"]) == 1 and report["unanswered"] == {}
     reasons = {(r["code"], r["reason"]): r["jobs"] for r in report["held_reasons"]}
-    assert len(reasons) == 2 and sum(reasons.values()) == 2
+    assert len(reasons) == 3 and sum(reasons.values()) == 3
     by_hand = [k for k in reasons if k[1] == "scratch disk full"]
     assert by_hand and by_hand[0][0] == int(pool.job_attr(pool.job_ids()[0], "HoldReasonCode"))
+    # removed while held, and held then released: their hold reasons moved to Last* (as HTCondor's schedd)
     on_hold = next(a for a in ads if a.get("LastJobStatus") == 5)
-    assert (on_hold["HoldReasonCode"], on_hold["HoldReason"]) in reasons
+    assert on_hold.get("HoldReason") is None and (on_hold["LastHoldReasonCode"], on_hold["LastHoldReason"]) in reasons
+    released = next(a for a in ads if a.get("LastHoldReason") == "wait for the data")
+    assert released["JobStatus"] == 4 and released.get("HoldReasonCode") is None
+    assert released["NumHolds"] == 1 and released["NumHoldsByReason"] == {"UserRequest": 1}
+    assert (released["LastHoldReasonCode"], "wait for the data") in reasons
 
 
 def test_report_as_text(pool: Pool) -> None:
@@ -74,10 +84,10 @@ def test_report_as_text(pool: Pool) -> None:
     head = next(i for i, line in enumerate(lines) if line.startswith("USER"))
     assert lines[head].split() == ["USER", "COMPLETED", "REMOVED", "HELD", "CPU_HOURS", "WALL_HOURS"]
     total = lines[head + 2].split()
-    assert total[:4] == ["TOTAL", "3", "2", "2"]
+    assert total[:4] == ["TOTAL", "4", "2", "3"]
     # aligned: every number column ends where its heading ends
     assert len({len(lines[head + k]) for k in (0, 1, 2)}) == 1
-    assert "Held in the period: 2 jobs" in out and "scratch disk full" in out
+    assert "Held in the period: 3 jobs" in out and "scratch disk full" in out
 
 
 def test_other_periods(pool: Pool) -> None:
@@ -87,7 +97,7 @@ def test_other_periods(pool: Pool) -> None:
     assert report["total"]["completed"] == 0 and report["held_reasons"] == []
     now = int(time.time())
     report = json.loads(pool.htcd("job_report", "-since", str(now - 3600), "-until", str(now + 60), "-json").stdout)
-    assert report["start"] == now - 3600 and report["total"]["completed"] == 3
+    assert report["start"] == now - 3600 and report["total"]["completed"] == 4
 
 
 def test_bad_periods_are_refused() -> None:
@@ -126,6 +136,6 @@ def test_a_schedd_that_does_not_answer_is_named(pool: Pool) -> None:
     report = json.loads(proc.stdout)
     assert proc.returncode == 1 and list(report["unanswered"]) == ["far@example.org"]
     assert "htcd job_report: schedd far@example.org: cannot reach the schedd" in proc.stderr
-    assert len(report["schedds"]) == 1 and report["total"]["completed"] == 3
+    assert len(report["schedds"]) == 1 and report["total"]["completed"] == 4
     proc = pool.htcd("job_report", check=False)
     assert proc.returncode == 1 and "Not answering (not counted): far@example.org: cannot reach" in proc.stdout
