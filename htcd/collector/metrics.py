@@ -579,6 +579,14 @@ def collector_figures(ad: ClassAd, name: str, family: Any) -> None:
                 family("htcd_collector_datagrams_dropped", "counter",
                        "UDP update datagrams dropped, by reason.").set(
                     v, collector=name, reason=attr[len("DatagramsDropped"):])
+    for attr, metric, help_text in (
+            ("DCUdpQueueDepth", "htcd_collector_udp_queue_depth_bytes",
+             "Bytes of update datagrams waiting in the kernel's receive queue."),
+            ("DCUdpQueueDepthPeak", "htcd_collector_udp_queue_depth_peak_bytes",
+             "The most bytes seen waiting in the receive queue.")):
+        v = _number(ad, attr)
+        if v is not None:
+            family(metric, "gauge", help_text, "bytes").set(v, collector=name)
     v = _number(ad, "ForwardsDropped")
     if v is not None:
         family("htcd_collector_forwards_dropped", "counter", "Updates not forwarded to CONDOR_VIEW_HOST.").set(

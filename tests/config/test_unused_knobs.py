@@ -6,11 +6,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from pooltools import Pool
+
 from htcd.config import _core
 from htcd.config._table import table
 from htcd.config.unused import unused_settings, warnings
 from htcd.testing import wait_for
-from pooltools import Pool
 
 
 def _an_unused_knob() -> str:

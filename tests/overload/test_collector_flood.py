@@ -112,6 +112,9 @@ def test_a_flooded_collector_answers_queries_counts_every_drop_and_recovers(make
     assert metric(text, "htcd_collector_datagrams_dropped_total", reason="ReceiveBuffer") == int(
         again["DatagramsDroppedReceiveBuffer"])
     assert metric(text, "htcd_collector_updates_lost_total") == int(again["UpdatesLost"])
+    # the flood filled the receive queue: its peak is on the page, as in the collector's ad
+    peak = metric(text, "htcd_collector_udp_queue_depth_peak_bytes")
+    assert peak > 0 and peak <= int(again["DCUdpQueueDepthPeak"])
     assert re.search(r"dropped UDP datagrams since the last report: .* [1-9]\d* by the kernel",
                      pool.log("CollectorLog"))
 
