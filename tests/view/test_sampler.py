@@ -22,12 +22,14 @@ def slot(name: str, state: str, activity: str, cpus: int, arch: str = "X86_64", 
 
 def pool_store() -> AdStore:
     s = AdStore()
+    big = {"MyAddress": '"<10.0.2.1:1>"', "RecentDaemonCoreDutyCycle": "0.5"}  # the startd's figure, in each slot
+    arm = {"MyAddress": '"<10.0.2.2:1>"', "RecentDaemonCoreDutyCycle": "0.1"}
     # a partitionable slot with 8 cores, two dynamic slots of 2 and 3 carved from it
-    s.update("Machine", slot("slot1@big", "Unclaimed", "Idle", 3, SlotType='"Partitionable"'))
-    s.update("Machine", slot("slot1_1@big", "Claimed", "Busy", 2, SlotType='"Dynamic"'))
-    s.update("Machine", slot("slot1_2@big", "Claimed", "Retiring", 3, SlotType='"Dynamic"'))
-    s.update("Machine", slot("slot1@arm", "Owner", "Idle", 1, arch="AARCH64"))
-    s.update("Machine", slot("slot2@arm", "Claimed", "Busy", 1, arch="AARCH64"))
+    s.update("Machine", slot("slot1@big", "Unclaimed", "Idle", 3, SlotType='"Partitionable"', **big))
+    s.update("Machine", slot("slot1_1@big", "Claimed", "Busy", 2, SlotType='"Dynamic"', **big))
+    s.update("Machine", slot("slot1_2@big", "Claimed", "Retiring", 3, SlotType='"Dynamic"', **big))
+    s.update("Machine", slot("slot1@arm", "Owner", "Idle", 1, arch="AARCH64", **arm))
+    s.update("Machine", slot("slot2@arm", "Claimed", "Busy", 1, arch="AARCH64", **arm))
     s.update("Machine", slot("slot1@odd", "Drained", "Idle", 4, Cpus="2 + 2"))  # an expression: still counted
     for schedd, idle, running, held in (("s1@h", 4, 2, 1), ("s2@h", 0, 3, 0)):
         s.update("Scheduler", {"Name": f'"{schedd}"', "MyAddress": '"<10.0.1.1:1>"', "TotalIdleJobs": str(idle),
@@ -68,6 +70,8 @@ def test_a_sample_reduces_every_series() -> None:
     assert series["negotiation_cycle"] == {"duration": 0.5, "matches": 2, "rejections": 1, "submitters": 2}
     duty = series["duty_cycle"]
     assert duty.pop("masters/mean") == pytest.approx(0.2) and duty.pop("masters/max") == 0.3
+    # two startds (five slots; the third host's slot has no figure): each counted once
+    assert duty.pop("startds/mean") == pytest.approx(0.3) and duty.pop("startds/max") == 0.5
     assert duty == {"s1@h/Scheduler": 0.25, "s2@h/Scheduler": 0.25, "neg@h/Negotiator": 0.01}
 
 

@@ -29,11 +29,12 @@ SCHEDD_TOTALS = (("TotalIdleJobs", "idle"), ("TotalRunningJobs", "running"), ("T
 NEGOTIATION = (("duration", ("LastNegotiationCycleDuration0",)), ("matches", ("LastNegotiationCycleMatches0",)),
                ("rejections", ("LastNegotiationCycleRejections0",)),
                ("submitters", ("LastNegotiationCycleNumSchedulers0", "LastNegotiationCycleActiveSubmitterCount0")))
-#: The daemon ads whose duty cycle is kept per daemon.  Masters (one per host: thousands in a big
-#: pool) are kept as two series over all of them, ``masters/mean`` and ``masters/max``; startds
-#: publish theirs only in their own ``-direct`` query, not in slot ads.
+#: The daemon ads whose duty cycle is kept per daemon.  Masters and startds (one per host:
+#: thousands in a big pool) are kept as two series over all of them, ``masters/mean`` and
+#: ``masters/max``, ``startds/mean`` and ``startds/max``; every slot ad carries its startd's
+#: figure, counted once per startd (its ``MyAddress``).
 DUTY_TYPES = ("Collector", "Negotiator", "Scheduler")
-POOLED_DUTY = (("DaemonMaster", "masters"),)
+POOLED_DUTY = (("DaemonMaster", "masters"), ("Machine", "startds"))
 SERIES = ("slots_by_state", "slots_by_activity", "slots_by_arch", "claimed_by_arch", "cpus_by_state",
           "jobs_by_user", "jobs_by_schedd", "user_priority", "user_usage", "negotiation_cycle", "duty_cycle")
 CHUNK = 2000  # entries between two chances to yield the loop
@@ -251,13 +252,20 @@ def steps(store: AdStore, now: float | None = None) -> Generator[None, None, Sam
 
     for ad_type, label in POOLED_DUTY:
         seen: list[float] = []
+        daemons: set[object] = set()
         for e in live(ad_type):
             if e is None:
                 yield None
                 continue
             v = val.number(e.get("recentdaemoncoredutycycle"))
-            if v is not None:
-                seen.append(v)
+            if v is None:
+                continue
+            daemon = val(e.get("myaddress")) if ad_type == "Machine" else None
+            if daemon is not None:  # the slots of one startd: its figure once
+                if daemon in daemons:
+                    continue
+                daemons.add(daemon)
+            seen.append(v)
         if seen:
             duty[f"{label}/mean"] = sum(seen) / len(seen)
             duty[f"{label}/max"] = max(seen)
