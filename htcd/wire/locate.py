@@ -144,8 +144,9 @@ def uses_shared_port(config: Config) -> bool:
 
 
 def shared_port_port(config: Config) -> int:
-    """``SHARED_PORT_PORT``: the TCP port of the host's shared-port daemon (default 9618)."""
-    return config.get_int("SHARED_PORT_PORT", COLLECTOR_PORT)
+    """``SHARED_PORT_PORT``: the TCP port of the host's shared-port daemon.  Its default is
+    ``$(COLLECTOR_PORT)``, which htcd leaves undefined (read as 9618): empty, it is that port."""
+    return config.get_int("SHARED_PORT_PORT") or default_port(config)
 
 
 def collector_uses_shared_port(config: Config) -> bool:
