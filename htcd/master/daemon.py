@@ -173,12 +173,8 @@ class Master(Daemon):
                 if child.name == "COLLECTOR" and child.running:
                     await self._wait_for_collector()
                 elif child.name == "SHARED_PORT" and child.running:
-                    await self._wait_for_file(self._shared_port_ad_file())
+                    await self._wait_for_file(locate.shared_port_ad_file(self.config))
             self.log.info("All daemons of DAEMON_LIST that are on were started")
-
-    def _shared_port_ad_file(self) -> str:
-        return self.config.get("SHARED_PORT_DAEMON_AD_FILE") or os.path.join(
-            self.config.get("LOCK") or self.config.get("LOG") or ".", "shared_port_ad")
 
     async def _wait_for_collector(self, timeout: float = 20.0) -> None:
         await self._wait_for_file(self.config.get("COLLECTOR_ADDRESS_FILE"), timeout)
@@ -196,7 +192,7 @@ class Master(Daemon):
         if child.name in ("COLLECTOR", "SHARED_PORT"):  # a stale file would hide a daemon not yet up
             with contextlib.suppress(OSError):
                 os.unlink((self.config.get("COLLECTOR_ADDRESS_FILE") if child.name == "COLLECTOR"
-                           else self._shared_port_ad_file()) or "")
+                           else locate.shared_port_ad_file(self.config)) or "")
         env = dict(os.environ, HTCD_MASTER_PID=str(os.getpid()))
         try:
             proc = await asyncio.create_subprocess_exec(

@@ -39,8 +39,7 @@ class SharedPort(Daemon):
         return None
 
     def ad_file(self) -> str:
-        return self.config.get("SHARED_PORT_DAEMON_AD_FILE") or os.path.join(
-            self.config.get("LOCK") or self.config.get("LOG") or ".", "shared_port_ad")
+        return locate.shared_port_ad_file(self.config)
 
     async def startup(self) -> None:
         host = locate.bind_host(self.config)

@@ -149,6 +149,12 @@ def shared_port_port(config: Config) -> int:
     return config.get_int("SHARED_PORT_PORT") or default_port(config)
 
 
+def shared_port_ad_file(config: Config) -> str:
+    """``SHARED_PORT_DAEMON_AD_FILE``: written by the shared-port daemon once it listens."""
+    return config.get("SHARED_PORT_DAEMON_AD_FILE") or os.path.join(
+        config.get("LOCK") or config.get("LOG") or ".", "shared_port_ad")
+
+
 def collector_uses_shared_port(config: Config) -> bool:
     """Whether a collector on this host is reached through the shared port (as ``collector``)."""
     return uses_shared_port(config) and config.get_bool("COLLECTOR_USES_SHARED_PORT", True)
