@@ -87,6 +87,9 @@ def wheel_facts() -> dict[str, object]:
 #: Knobs whose default htcd keeps, though HTCondor's differs, and why.  A ``-(V)`` default
 #: (undefined, read as V) for a knob HTCondor leaves undefined needs no entry.
 KEEP_HTCD_DEFAULT: dict[str, str] = {
+    "USE_SHARED_PORT": "HTCondor's true would move every pool's daemons behind the shared port at once; htcd's "
+                       "default stays false until its test pools run that way (docs/networking.md); set it true "
+                       "explicitly to use one port per host",
     "COLLECTOR_PORT": "a defined COLLECTOR_PORT makes htcd's collector listen on it instead of the port of "
                       "COLLECTOR_HOST (personal pools use port 0 there); undefined, read as 9618",
     "COLLECTOR_SOCKET_BUFSIZE": "the same number (10000*1024) written out: htcd reads it as a size, which takes "

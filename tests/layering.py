@@ -11,7 +11,7 @@ Layers, lowest first; a module may import its own layer and the ones below, neve
               (never htcd.wire.client or htcd.wire.framing itself), and nothing but htcd.cli
               imports it
     daemons   htcd.collector, htcd.negotiator, htcd.schedd, htcd.startd, htcd.master,
-              htcd.starter, htcd.defrag, htcd.dagrun (the DAGMan job) -- each only its own package,
+              htcd.starter, htcd.defrag, htcd.dagrun (the DAGMan job), htcd.sharedport -- each only its own package,
               never another daemon's, except that
               the startd imports the starter it runs as a task
     cli       htcd.cli; nothing imports it but htcd.__main__; it talks to daemons only through
@@ -44,7 +44,8 @@ SOURCES = (ROOT / "htcd", ROOT / "plugins" / "htcd_plugins")
 BASE, LANGUAGE, WIRE, RUNTIME, CLIENT, API, DAEMON, CLI, MAIN, PLUGIN = range(10)
 LAYER_NAMES = ("base", "language", "wire", "runtime", "client", "api", "daemon", "cli", "main", "plugin")
 
-DAEMON_PACKAGES = ("collector", "negotiator", "schedd", "startd", "master", "starter", "defrag", "dagrun")
+DAEMON_PACKAGES = ("collector", "negotiator", "schedd", "startd", "master", "starter", "defrag", "dagrun",
+                   "sharedport")
 LAYER_OF_PACKAGE = {
     "debug": BASE,
     "pacer": BASE,

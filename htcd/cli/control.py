@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-DAEMONS = ("master", "collector", "negotiator", "schedd", "startd", "defrag")
+DAEMONS = ("master", "collector", "negotiator", "schedd", "startd", "defrag", "shared_port")
 
 
 def configure(name: str, p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:

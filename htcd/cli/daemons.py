@@ -1,4 +1,4 @@
-"""``htcd master|collector|negotiator|schedd|startd|defrag``: run a daemon.
+"""``htcd master|collector|negotiator|schedd|startd|defrag|shared_port``: run a daemon.
 
 With ``-f`` the daemon stays in the foreground; without it, it detaches (as HTCondor's do).
 Under a master, a daemon asks the kernel to stop it if the master dies (no orphans).
@@ -22,6 +22,7 @@ CLASSES = {
     "master": "htcd.master.daemon:Master", "collector": "htcd.collector.daemon:Collector",
     "negotiator": "htcd.negotiator.daemon:Negotiator", "schedd": "htcd.schedd.daemon:Schedd",
     "startd": "htcd.startd.daemon:Startd", "defrag": "htcd.defrag.daemon:Defrag",
+    "shared_port": "htcd.sharedport.daemon:SharedPort",
 }
 PR_SET_PDEATHSIG = 1
 

@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "schedd": ("daemons", "run the schedd"),
     "startd": ("daemons", "run the startd"),
     "defrag": ("daemons", "run the defrag daemon, which drains machines so whole-machine jobs can run"),
+    "shared_port": ("daemons", "run the shared-port daemon: this host's daemons reached on one TCP port"),
     "submit": ("submit", "submit jobs from a submit description file"),
     "submit_dag": ("submit_dag", "check a DAG and submit the DAGMan job that runs it"),
     "q": ("q", "list jobs in the queue"),
@@ -68,7 +69,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 # Subcommands that talk to no daemon: no -pool for them.
-LOCAL_ONLY = frozenset({"master", "collector", "negotiator", "schedd", "startd", "wait", "version",
+LOCAL_ONLY = frozenset({"master", "collector", "negotiator", "schedd", "startd", "shared_port", "wait", "version",
                         "classad_eval", "plugins", "fleet", "install-condor-names", "config_val", "ca",
                         "history", "token", "dagman", "submit_dag", "gpu_discovery"})
 

@@ -83,8 +83,15 @@ class Collector(Daemon):
     def default_name(self) -> str:
         return self.config.get("COLLECTOR_NAME") or self.hostname
 
-    def tcp_bind(self) -> tuple[str, int]:
+    def tcp_bind(self) -> tuple[str | None, int]:
         return locate.bind_host(self.config), locate.collector_port(self.config)
+
+    def shared_port_id(self) -> str | None:
+        """``collector`` (HTCondor's socket name for it) when COLLECTOR_USES_SHARED_PORT too: the
+        shared port sends it the connections that name no daemon (SHARED_PORT_DEFAULT_ID)."""
+        if not locate.collector_uses_shared_port(self.config):
+            return None
+        return f"collector_{self.config.local_name.lower()}" if self.config.local_name else "collector"
 
     def socket_path(self) -> str:
         """A collector on a fixed port listens on ``collector-<port>.sock``, where the others
@@ -103,12 +110,15 @@ class Collector(Daemon):
     # -- lifecycle ---------------------------------------------------------------------------
     async def startup(self) -> None:
         host = self.server.address.host or locate.bind_host(self.config)
-        self.udp = UdpListener.bind(host, self.server.address.port,
-                                    self.config.get_size("COLLECTOR_SOCKET_BUFSIZE", 10_240_000),
-                                    self.sessions, self._on_datagram, self.log)
-        self.udp.start()
-        self.log.info("listening for UDP updates on %s:%d (receive buffer %d bytes)", *self.udp.address,
-                      self.udp.buffer_size)
+        if self.server.address.sock:  # as HTCondor's: the shared port carries no UDP, updates come over TCP
+            self.log.info("behind the shared port: no UDP port; daemons send their updates over TCP")
+        else:
+            self.udp = UdpListener.bind(host, self.server.address.port,
+                                        self.config.get_size("COLLECTOR_SOCKET_BUFSIZE", 10_240_000),
+                                        self.sessions, self._on_datagram, self.log)
+            self.udp.start()
+            self.log.info("listening for UDP updates on %s:%d (receive buffer %d bytes)", *self.udp.address,
+                          self.udp.buffer_size)
         self.forwarder = Forwarder(self.config, self.server.address, self.log)
         self.forwarder.start()
         self.every(self.lifetime, self._sweep, "expire ads", first=self.lifetime())

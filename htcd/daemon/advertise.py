@@ -169,7 +169,11 @@ class CollectorLink:
 
 def uses_tcp(config: Any, address: Address, view: bool = False) -> bool:
     """``UPDATE_COLLECTOR_WITH_TCP`` (``UPDATE_VIEW_COLLECTOR_WITH_TCP`` for view collectors),
-    with ``TCP_UPDATE_COLLECTORS`` naming collectors that get TCP all the same."""
+    with ``TCP_UPDATE_COLLECTORS`` naming collectors that get TCP all the same.  A collector behind
+    a shared port (``sock=`` in its address, or COLLECTOR_USES_SHARED_PORT in this pool) always
+    gets TCP, as in HTCondor: the shared port carries no UDP."""
+    if address.sock or locate.collector_uses_shared_port(config):
+        return True
     if config.get_bool("UPDATE_VIEW_COLLECTOR_WITH_TCP" if view else "UPDATE_COLLECTOR_WITH_TCP", not view):
         return True
     named = {x.lower() for x in config.get_list("TCP_UPDATE_COLLECTORS")}

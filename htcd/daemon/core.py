@@ -36,6 +36,7 @@ from htcd.version import platform_string, version_string
 from htcd.wire import authz, locate
 from htcd.wire.errors import CommandError
 from htcd.wire.server import Handler, Request, Server
+from htcd.wire.sharedport import handover_path
 
 VERSION_STRING = version_string()
 PLATFORM_STRING = platform_string()
@@ -474,8 +475,17 @@ class Daemon:
                             "set DAEMON_SOCKET_DIR to a shorter directory")
         return path
 
-    def tcp_bind(self) -> tuple[str, int]:
+    def tcp_bind(self) -> tuple[str | None, int]:
+        """The address of this daemon's own TCP port (None: it has none)."""
         return locate.bind_host(self.config), 0
+
+    def shared_port_id(self) -> str | None:
+        """This daemon's id at the host's shared port when ``USE_SHARED_PORT`` is true (it then
+        opens no TCP port of its own), else None: the subsystem, with the local name if any."""
+        if not locate.uses_shared_port(self.config):
+            return None
+        name = self.subsystem.lower()
+        return f"{name}_{self.config.local_name.lower()}" if self.config.local_name else name
 
     def address_file(self) -> str | None:
         return self.config.get(f"{self.subsystem}_ADDRESS_FILE")
@@ -488,7 +498,12 @@ class Daemon:
         loop.add_signal_handler(signal.SIGHUP, self._on_hup)
         self.stats.attach(loop)
         host, port = self.tcp_bind()
-        await self.server.start(self.socket_path(), host, port)
+        endpoint = self.shared_port_id()
+        await self.server.start(self.socket_path(), None if endpoint else host, port)
+        if endpoint:
+            sock_dir = locate.socket_dir(self.config)
+            self.server.behind_shared_port(host or locate.bind_host(self.config), locate.shared_port_port(self.config),
+                                           endpoint, handover_path(sock_dir, endpoint))
         self._write_address_file()
         self.log.info("******************************************************")
         self.log.info("** htcd %s %s (pid %d) listening at %s", self.subsystem, __version__, os.getpid(),

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-KNOWN = ("COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD", "DEFRAG")
-# The collector first, so that the others find it; shut down the other way round.
-START_ORDER = {"COLLECTOR": 0, "NEGOTIATOR": 1, "STARTD": 2, "SCHEDD": 3, "DEFRAG": 4}
+KNOWN = ("SHARED_PORT", "COLLECTOR", "NEGOTIATOR", "SCHEDD", "STARTD", "DEFRAG")
+# The shared port first (every other daemon is reached through it), then the collector, so that
+# the others find it; shut down the other way round.
+START_ORDER = {"SHARED_PORT": -1, "COLLECTOR": 0, "NEGOTIATOR": 1, "STARTD": 2, "SCHEDD": 3, "DEFRAG": 4}
 
 # Stop modes, mildest first (HTCondor's StopStateT): peaceful waits for jobs however long they
 # take, graceful gives up after SHUTDOWN_GRACEFUL_TIMEOUT, fast after SHUTDOWN_FAST_TIMEOUT, then

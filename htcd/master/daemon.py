@@ -92,8 +92,12 @@ class Master(Daemon):
 
     # -- configuration ------------------------------------------------------------------------
     def daemon_list(self) -> list[str]:
-        """DAEMON_LIST's daemons (MASTER aside) in start order."""
+        """DAEMON_LIST's daemons (MASTER aside) in start order; with USE_SHARED_PORT and
+        AUTO_INCLUDE_SHARED_PORT_IN_DAEMON_LIST (both true), SHARED_PORT too, as HTCondor's."""
         names = [n.upper() for n in self.config.get_list("DAEMON_LIST", ["MASTER"])]
+        if (locate.uses_shared_port(self.config) and "SHARED_PORT" not in names
+                and self.config.get_bool("AUTO_INCLUDE_SHARED_PORT_IN_DAEMON_LIST", True)):
+            names.append("SHARED_PORT")
         for n in names:
             if n != "MASTER" and n not in KNOWN:
                 self.log.error("DAEMON_LIST names %s, which htcd does not have; ignoring it", n)
@@ -168,10 +172,15 @@ class Master(Daemon):
                 await self.start_child(child)
                 if child.name == "COLLECTOR" and child.running:
                     await self._wait_for_collector()
+                elif child.name == "SHARED_PORT" and child.running:
+                    await self._wait_for_file(locate.shared_port_ad_file(self.config))
             self.log.info("All daemons of DAEMON_LIST that are on were started")
 
     async def _wait_for_collector(self, timeout: float = 20.0) -> None:
-        path = self.config.get("COLLECTOR_ADDRESS_FILE")
+        await self._wait_for_file(self.config.get("COLLECTOR_ADDRESS_FILE"), timeout)
+
+    async def _wait_for_file(self, path: str | None, timeout: float = 20.0) -> None:
+        """Until a daemon just started writes the file that says it is listening."""
         deadline = time.monotonic() + timeout
         # the collector (another process) writes the file: poll it, a stat being quick
         while path and not os.path.exists(path) and time.monotonic() < deadline and not self.stopping.is_set():  # noqa: ASYNC110, ASYNC240
@@ -180,9 +189,10 @@ class Master(Daemon):
     async def start_child(self, child: Child) -> None:
         if child.running or self.stopping.is_set():
             return
-        if child.name == "COLLECTOR":  # a stale address file would hide a collector not yet up
+        if child.name in ("COLLECTOR", "SHARED_PORT"):  # a stale file would hide a daemon not yet up
             with contextlib.suppress(OSError):
-                os.unlink(self.config.get("COLLECTOR_ADDRESS_FILE") or "")
+                os.unlink((self.config.get("COLLECTOR_ADDRESS_FILE") if child.name == "COLLECTOR"
+                           else locate.shared_port_ad_file(self.config)) or "")
         env = dict(os.environ, HTCD_MASTER_PID=str(os.getpid()))
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -352,15 +362,20 @@ class Master(Daemon):
         startds = [c for c in self.ordered() if c.name == "STARTD" and c.running]
         if startds:
             await asyncio.gather(*(self.stop_child(c, mode) for c in startds))
-        others = [c for c in self.ordered() if c.running and c.name != "COLLECTOR"]
+        others = [c for c in self.ordered() if c.running and c.name not in ("COLLECTOR", "SHARED_PORT")]
         if others:
             if startds:
                 self.log.info("All STARTDs are gone.  Stopping other daemons %s", _ADVERBS.get(mode, mode))
             await asyncio.gather(*(self.stop_child(c, mode) for c in others))
-        collectors = [c for c in self.ordered() if c.running]
+        collectors = [c for c in self.ordered() if c.running and c.name != "SHARED_PORT"]
         if self.stopping.is_set():  # the master goes too: withdraw its ad while a collector listens
             await self.invalidate()
         await asyncio.gather(*(self.stop_child(c, mode) for c in collectors))
+        # the shared port last, and only with the master: HTCondor's "off" leaves it running, so
+        # the master stays reachable over the network
+        ports = [c for c in self.ordered() if c.running and c.name == "SHARED_PORT"]
+        if ports and self.stopping.is_set():
+            await asyncio.gather(*(self.stop_child(c, mode) for c in ports))
         self.log.info("All daemons are gone.")
 
     async def shutdown(self, fast: bool) -> None:
@@ -521,7 +536,7 @@ class Master(Daemon):
         self.log.info("Got DAEMONS_OFF (%s) from %s", mode.lower(), req.identity)
         self.daemons_off = True
         for child in self.children.values():
-            child.on_hold = True
+            child.on_hold = child.name != "SHARED_PORT"  # it stays, as HTCondor's: the master stays reachable
         self._bg(self.stop_all(mode), "DAEMONS_OFF")
         return "ok"
 

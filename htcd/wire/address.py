@@ -2,7 +2,10 @@
 
 ``<127.0.0.1:9618?unix=/var/lib/htcd/run/schedd.sock>``: a TCP endpoint plus, for clients on
 the same host, the path of the daemon's Unix socket.  Local clients prefer the Unix socket,
-because it gives the daemon the caller's verified uid (FS authentication).
+because it gives the daemon the caller's verified uid (FS authentication).  A daemon behind the
+host's shared port (``USE_SHARED_PORT``) adds HTCondor's ``sock=<id>``: the TCP endpoint is the
+shared port, and ``id`` tells it which daemon to hand the connection to
+(``<10.0.0.5:9618?sock=schedd&unix=...>``).
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ class Address:
     host: str = ""
     port: int = 0
     unix: str | None = None
+    sock: str | None = None  # the shared-port id (HTCondor's sock=)
 
     @classmethod
     def parse(cls, text: str) -> Address:
-        """Parse ``<host:port?unix=path>``, ``host:port``, ``host`` or a bare socket path."""
+        """Parse ``<host:port?sock=id&unix=path>``, ``host:port``, ``host`` or a bare socket path."""
         s = text.strip()
         if s.startswith("<") and s.endswith(">"):
             s = s[1:-1]
@@ -45,11 +49,12 @@ class Address:
             port = _port(p, text)
         if not host and not params.get("unix"):
             raise WireError(f"bad daemon address {text!r}")
-        return cls(host=host, port=port, unix=params.get("unix"))
+        return cls(host=host, port=port, unix=params.get("unix"), sock=params.get("sock") or None)
 
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        q = "?" + urlencode({"unix": self.unix}, quote_via=quote, safe="/") if self.unix else ""
+        params = {k: v for k, v in (("sock", self.sock), ("unix", self.unix)) if v}
+        q = "?" + urlencode(params, quote_via=quote, safe="/") if params else ""
         return f"<{host}:{self.port}{q}>"
 
     def local_socket(self) -> str | None:

@@ -11,6 +11,7 @@ from htcd.wire.address import Address
 from htcd.wire.authn import REQUIRED, UNAUTHENTICATED, ClientSecurity
 from htcd.wire.errors import REFUSAL_CODES, ProtocolError, Refused, RemoteError, WireError
 from htcd.wire.framing import encode, read_frame, recv_frame
+from htcd.wire.sharedport import request as shared_port_request
 
 PROTOCOL_VERSION = 1
 
@@ -51,6 +52,13 @@ def _hello(sec: ClientSecurity) -> dict[str, Any]:
 
 def _unix_path(addr: Address, sec: ClientSecurity) -> str | None:
     return addr.local_socket() if sec.prefer_unix else None
+
+
+def _first(addr: Address, sec: ClientSecurity, tcp: bool) -> bytes:
+    """What a client sends first: over TCP to a daemon behind a shared port (``sock=``), the
+    request naming it, then the hello (in one write: the shared port reads only its frame)."""
+    hello = encode(_hello(sec))
+    return shared_port_request(addr.sock) + hello if tcp and addr.sock else hello
 
 
 def _check_final(reply: dict[str, Any], address: Address, sec: ClientSecurity, tcp: bool) -> dict[str, Any]:
@@ -117,7 +125,7 @@ class Connection:
         except OSError as exc:
             raise WireError(f"cannot connect to {self.address}: {exc.strerror or exc}") from None
         try:
-            self.sock.sendall(encode(_hello(sec)))
+            self.sock.sendall(_first(self.address, sec, not path))
             reply = _check_hello(recv_frame(self.sock), self.address)
             if reply.get("stage") == "auth":
                 if reply.get("tls"):
@@ -199,7 +207,7 @@ class AsyncConnection:
             else:
                 raise WireError(f"cannot reach {addr}: no socket on this host and no TCP port")
             reader, writer = await asyncio.wait_for(coro, timeout)
-            writer.write(encode(_hello(sec)))
+            writer.write(_first(addr, sec, not path))
             await writer.drain()
             hello = _check_hello(await asyncio.wait_for(read_frame(reader), timeout), addr)
             if hello.get("stage") == "auth":

@@ -114,7 +114,7 @@ def collector_addresses(config: Config, knob: str) -> list[Address]:
                                 f"{config.get('COLLECTOR_ADDRESS_FILE')} is missing: is the pool running?")
             out.append(found)
         elif _is_local(addr.host):
-            out.append(Address(addr.host, addr.port, collector_socket(config, addr.port)))
+            out.append(Address(addr.host, addr.port, collector_socket(config, addr.port), addr.sock))
         else:
             out.append(addr)
     return out
@@ -135,6 +135,29 @@ def collector(config: Config) -> Address:
     host, else the first one."""
     found = collectors(config)
     return next((a for a in found if a.local_socket()), found[0])
+
+
+def uses_shared_port(config: Config) -> bool:
+    """``USE_SHARED_PORT``: the host's daemons are reached on one TCP port (htcd's default is
+    false for now, HTCondor's true: docs/networking.md)."""
+    return config.get_bool("USE_SHARED_PORT", False)
+
+
+def shared_port_port(config: Config) -> int:
+    """``SHARED_PORT_PORT``: the TCP port of the host's shared-port daemon.  Its default is
+    ``$(COLLECTOR_PORT)``, which htcd leaves undefined (read as 9618): empty, it is that port."""
+    return config.get_int("SHARED_PORT_PORT") or default_port(config)
+
+
+def shared_port_ad_file(config: Config) -> str:
+    """``SHARED_PORT_DAEMON_AD_FILE``: written by the shared-port daemon once it listens."""
+    return config.get("SHARED_PORT_DAEMON_AD_FILE") or os.path.join(
+        config.get("LOCK") or config.get("LOG") or ".", "shared_port_ad")
+
+
+def collector_uses_shared_port(config: Config) -> bool:
+    """Whether a collector on this host is reached through the shared port (as ``collector``)."""
+    return uses_shared_port(config) and config.get_bool("COLLECTOR_USES_SHARED_PORT", True)
 
 
 def local_daemon(config: Config, subsystem: str) -> Address | None:

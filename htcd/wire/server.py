@@ -45,6 +45,7 @@ from htcd.wire.framing import (
     read_frame,
     unpack_limits,
 )
+from htcd.wire.sharedport import HandoverListener
 
 PROTOCOL_VERSIONS = (1,)
 HANDSHAKE_TIMEOUT = 20.0  # a single handshake read; the whole handshake is bounded by Limits
@@ -307,6 +308,8 @@ class Server:
         self._accept_failed = 0  # accept() failures for want of descriptors since the last log line
         self._accept_logged = -1e9
         self._default_handler: Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object] | None = None
+        self._handover: HandoverListener | None = None
+        self._adopting: set[asyncio.Task[None]] = set()  # handed-over sockets not yet in _serve
 
     async def start(self, unix_path: str | None, tcp_host: str | None, tcp_port: int = 0) -> Address:
         loop = asyncio.get_running_loop()
@@ -327,6 +330,36 @@ class Server:
         self.address = Address(host=tcp_host or "", port=port, unix=unix_path)
         return self.address
 
+    def behind_shared_port(self, host: str, port: int, endpoint: str, handover_path: str) -> Address:
+        """Also accept the TCP connections the host's shared port hands over (``endpoint`` is this
+        daemon's id there), and advertise ``<host:port?sock=endpoint&unix=...>``.  A handed-over
+        connection is served as one accepted on a TCP port of our own."""
+        listener = HandoverListener(handover_path, self._adopt, self.log.warning)
+        asyncio.get_running_loop().add_reader(listener.sock.fileno(), listener.readable)
+        self._handover = listener
+        self.address = Address(host=host, port=port, unix=self.address.unix, sock=endpoint)
+        return self.address
+
+    def _adopt(self, conn: socket.socket) -> None:
+        if self._closing:
+            conn.close()
+            return
+        task = asyncio.get_running_loop().create_task(self._serve_adopted(conn))
+        self._adopting.add(task)
+        task.add_done_callback(self._adopting.discard)
+
+    async def _serve_adopted(self, conn: socket.socket) -> None:
+        # as start_server builds its connections: a protocol with a connected-callback is a
+        # server's, which start_tls (TLS on this connection) needs
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 20, loop=loop)
+        protocol = asyncio.StreamReaderProtocol(reader, self._on_tcp, loop=loop)
+        try:
+            await loop.connect_accepted_socket(lambda: protocol, sock=conn)
+        except OSError as exc:
+            self.log.info("a connection handed over by the shared port failed: %s", exc)
+            conn.close()
+
     @property
     def connections(self) -> int:
         """Connections open now (MonitorSelfRegisteredSocketCount)."""
@@ -340,6 +373,11 @@ class Server:
         self._closing = True
         for srv in self._servers:
             srv.close()
+        if self._handover is not None:
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().remove_reader(self._handover.sock.fileno())
+            self._handover.close()
+            self._handover = None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 10.0
         while self._conns and loop.time() < deadline:
