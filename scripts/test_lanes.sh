@@ -7,7 +7,7 @@
 # when both lanes pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-LANE2_MARKS="(fuzz or docker or netns) and not ansible"
+LANE2_MARKS="(fuzz or docker or netns or lane2) and not ansible"
 log=$(mktemp /tmp/htcd-lane2-XXXXXX.log)
 (
   make --no-print-directory test-ansible; a=$?
