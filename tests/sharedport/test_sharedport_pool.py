@@ -42,10 +42,16 @@ def tcp_env(pool: Pool) -> dict[str, str]:
 
 def test_daemons_advertise_the_shared_port(shared: tuple[Pool, int]) -> None:
     pool, port = shared
-    ads = pool.collector_ads("Any", ["MyType", "MyAddress"]) or []
-    addresses = {ad["MyType"].strip('"'): Address.parse(ad["MyAddress"].strip('"')) for ad in ads
-                 if ad.get("MyType", "").strip('"') in ("Scheduler", "Negotiator", "DaemonMaster", "Collector")}
-    assert set(addresses) == {"Scheduler", "Negotiator", "DaemonMaster", "Collector"}, ads
+    kinds = {"Scheduler", "Negotiator", "DaemonMaster", "Collector"}
+
+    def advertised() -> dict[str, Address] | None:
+        ads = pool.collector_ads("Any", ["MyType", "MyAddress"]) or []
+        found = {ad["MyType"].strip('"'): Address.parse(ad["MyAddress"].strip('"')) for ad in ads
+                 if ad.get("MyType", "").strip('"') in kinds}
+        return found if set(found) == kinds else None
+
+    # each daemon advertises on its own timer: the negotiator's ad may follow the others'
+    addresses = wait_for(advertised, 60, lambda: f"the ads of {sorted(kinds)}")
     for kind, addr in addresses.items():
         assert addr.port == port and addr.sock and addr.unix, (kind, addr)
     assert addresses["Scheduler"].sock == "schedd" and addresses["Collector"].sock == "collector"
