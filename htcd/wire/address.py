@@ -1,7 +1,8 @@
 """Daemon addresses in HTCondor's "sinful string" form.
 
 ``<127.0.0.1:9618?unix=/var/lib/htcd/run/schedd.sock>``: a TCP endpoint plus, for clients on
-the same host, the path of the daemon's Unix socket.  Local clients prefer the Unix socket,
+the same host, the path of the daemon's Unix socket; a daemon behind a firewall adds
+``CCBID=<ccb-server>#<id>`` (HTCondor's form) and is reached through that CCB server.  Local clients prefer the Unix socket,
 because it gives the daemon the caller's verified uid (FS authentication).
 """
 
@@ -22,6 +23,9 @@ class Address:
     host: str = ""
     port: int = 0
     unix: str | None = None
+    # ``CCBID=<ccb server host:port>#<id>``: the daemon accepts no inbound connection and is
+    # reached by a reverse connection through that CCB server (htcd/wire/ccb.py)
+    ccbid: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Address:
@@ -45,11 +49,12 @@ class Address:
             port = _port(p, text)
         if not host and not params.get("unix"):
             raise WireError(f"bad daemon address {text!r}")
-        return cls(host=host, port=port, unix=params.get("unix"))
+        return cls(host=host, port=port, unix=params.get("unix"), ccbid=params.get("CCBID") or None)
 
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        q = "?" + urlencode({"unix": self.unix}, quote_via=quote, safe="/") if self.unix else ""
+        params = {k: v for k, v in (("unix", self.unix), ("CCBID", self.ccbid)) if v}
+        q = "?" + urlencode(params, quote_via=quote, safe="/:#") if params else ""
         return f"<{host}:{self.port}{q}>"
 
     def local_socket(self) -> str | None:

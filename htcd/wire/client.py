@@ -110,6 +110,10 @@ class Connection:
                 self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 self.sock.settimeout(timeout)
                 self.sock.connect(path)
+            elif self.address.ccbid:  # behind a firewall: its reverse connection (htcd/wire/ccb.py)
+                from htcd.wire import ccb
+
+                self.sock = ccb.reverse_connect(self.address, timeout, sec)
             elif self.address.host and self.address.port:
                 self.sock = socket.create_connection((self.address.host, self.address.port), timeout)
             else:
@@ -194,11 +198,15 @@ class AsyncConnection:
         try:
             if path:
                 coro = asyncio.open_unix_connection(path, limit=1 << 20)
+            elif addr.ccbid:  # behind a firewall: its reverse connection (bounded by its own deadlines)
+                from htcd.wire import ccb
+
+                coro = ccb.areverse_connect(addr, timeout, sec)
             elif addr.host and addr.port:
                 coro = asyncio.open_connection(addr.host, addr.port, limit=1 << 20)
             else:
                 raise WireError(f"cannot reach {addr}: no socket on this host and no TCP port")
-            reader, writer = await asyncio.wait_for(coro, timeout)
+            reader, writer = await (coro if not path and addr.ccbid else asyncio.wait_for(coro, timeout))
             writer.write(encode(_hello(sec)))
             await writer.drain()
             hello = _check_hello(await asyncio.wait_for(read_frame(reader), timeout), addr)
