@@ -228,7 +228,7 @@ class AsyncConnection:
         except (TimeoutError, OSError) as exc:
             if writer is not None:
                 writer.close()
-            raise WireError(f"cannot connect to {addr}: {exc or 'timed out'}") from None
+            raise WireError(f"cannot connect to {addr}: {str(exc) or 'timed out'}") from None
         except Exception:
             if writer is not None:
                 writer.close()
