@@ -64,11 +64,12 @@ class CCBServer:
         ad["CCBRequestsFailed"] = self.counters.failed
         ad["CCBRequestsNotFound"] = self.counters.not_found
 
-    def _choose_id(self, wanted: int, identity: str) -> int:
+    def _choose_id(self, wanted: int, identity: str, name: str) -> int:
         """The id the target had before (a re-registration after a lost connection, or after
-        this collector restarted) when it is free or held by the same identity, else a new one."""
+        this collector restarted) when it is free or held by the same daemon (identity and
+        name: the daemons of a host share an identity), else a new one."""
         held = self.targets.get(wanted) if wanted > 0 else None
-        if wanted > 0 and (held is None or held.identity == identity):
+        if wanted > 0 and (held is None or (held.identity, held.name) == (identity, name)):
             self._next_id = max(self._next_id, wanted + 1)
             return wanted
         while self._next_id in self.targets:
@@ -79,8 +80,9 @@ class CCBServer:
     async def cmd_register(self, req: Request) -> dict[str, Any]:
         interval = req.arg_float("heartbeat", 300.0)
         identity = str(req.identity)
-        ccbid = self._choose_id(req.arg_int("ccbid", 0), identity)
-        target = Target(ccbid, req.arg_str("name", ""), identity)
+        name = req.arg_str("name", "")
+        ccbid = self._choose_id(req.arg_int("ccbid", 0), identity, name)
+        target = Target(ccbid, name, identity)
         old = self.targets.get(ccbid)
         if old is not None:  # the same daemon again: its old connection is dead or dying
             old.requests.put_nowait(None)

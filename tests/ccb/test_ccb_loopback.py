@@ -62,3 +62,21 @@ def test_unknown_ccbid_is_a_clear_error(ccb_pool: Pool) -> None:
         Connection(bogus, timeout=5)
     with pytest.raises(WireError, match=r"to ccbid 99999"):
         asyncio.run(acall(bogus, "PING", timeout=5))
+
+
+def test_the_target_registers_again_with_its_id_after_the_collector_restarts(ccb_pool: Pool) -> None:
+    before = _startd_address(ccb_pool)
+    [old] = parse_contacts(before.ccbid or "")
+    registered = ccb_pool.log("StartLog").count("CCB: registered with")
+    ccb_pool.htcd("restart", "-daemon", "collector")
+
+    def again() -> Address | None:  # a new collector (a new port: COLLECTOR_HOST has port 0), the same id
+        addr = _startd_address(ccb_pool)
+        [now] = parse_contacts(addr.ccbid or "")
+        return addr if now.server != old.server and now.ccbid == old.ccbid else None
+
+    addr = wait_for(again, 60, lambda: f"the startd registered again with ccbid {old.ccbid}\n"
+                                       f"{ccb_pool.log('StartLog')[-2000:]}")
+    assert ccb_pool.log("StartLog").count("CCB: registered with") > registered
+    with Connection(addr, timeout=10) as conn:
+        assert conn.call("PING")
