@@ -39,6 +39,7 @@ class CCBTarget:
         self.reverse_connections = 0  # made for requesters
         self._task: asyncio.Task[None] | None = None
         self._children: set[asyncio.Task[Any]] = set()
+        self._warned_many = False
 
     @staticmethod
     def wanted(daemon: Daemon) -> bool:
@@ -85,10 +86,15 @@ class CCBTarget:
 
     def _servers_or_log(self) -> list[Address]:
         try:
-            return self.servers()[:1]  # one CCB server (HTCondor allows several: see docs/networking.md)
+            servers = self.servers()
         except UserError as exc:
             self.daemon.log.warning("%s", exc)
             return []
+        if len(servers) > 1 and not self._warned_many:  # HTCondor registers with each (docs/networking.md)
+            self._warned_many = True
+            self.daemon.log.warning("CCB_ADDRESS lists %d CCB servers; htcd registers with the first only (%s)",
+                                    len(servers), servers[0])
+        return servers[:1]
 
     async def _register(self, server: Address) -> None:
         hb = self.heartbeat()
