@@ -24,8 +24,7 @@ from htcd.wire.framing import encode, recv_frame
 
 if TYPE_CHECKING:
     import asyncio
-
-    from htcd.wire.authn import ClientSecurity
+    from collections.abc import Awaitable, Callable
 
 #: the first frame a target sends on a reverse connection: ``{NONCE_KEY: <the request's nonce>}``
 NONCE_KEY = "ccb_nonce"
@@ -96,12 +95,11 @@ def _request_args(contact: Contact, ret: Address, nonce: str, target: Address, t
             "wait": timeout if timeout is not None else 60.0}
 
 
-def reverse_connect(address: Address, timeout: float | None, security: ClientSecurity | None = None
+def reverse_connect(address: Address, timeout: float | None, ask: Callable[[Address, dict[str, Any]], object]
                     ) -> socket.socket:
     """A connected socket to the daemon at ``address`` (which has a CCBID), by its reverse
-    connection; tried through each of its contacts in turn."""
-    from htcd.wire.client import Connection
-
+    connection; tried through each of its contacts in turn.  ``ask(server, args)`` sends
+    CCB_REQUEST to a CCB server (the client module's connection: this module is below it)."""
     assert address.ccbid
     errors = []
     for contact in parse_contacts(address.ccbid):
@@ -113,8 +111,7 @@ def reverse_connect(address: Address, timeout: float | None, security: ClientSec
             continue
         nonce = secrets.token_hex(16)
         try:
-            with Connection(contact.server, timeout=timeout, security=security) as conn:
-                conn.call("CCB_REQUEST", **_request_args(contact, ret, nonce, address, timeout))
+            ask(contact.server, _request_args(contact, ret, nonce, address, timeout))
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -143,14 +140,15 @@ def reverse_connect(address: Address, timeout: float | None, security: ClientSec
     raise errors[0] if len(errors) == 1 else WireError("; ".join(map(str, errors)))
 
 
-async def areverse_connect(address: Address, timeout: float, security: ClientSecurity | None = None
+async def areverse_connect(address: Address, timeout: float,
+                           ask: Callable[[Address, dict[str, Any]], Awaitable[object]]
                            ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """``reverse_connect`` for asyncio: the reader and writer of the reverse connection."""
     assert address.ccbid
     errors = []
     for contact in parse_contacts(address.ccbid):
         try:
-            return await _areverse_one(contact, address, timeout, security)
+            return await _areverse_one(contact, address, timeout, ask)
         except TimeoutError:
             errors.append(_no_route(contact, f"the daemon did not connect back within {timeout:g} s"))
         except WireError as exc:
@@ -160,11 +158,10 @@ async def areverse_connect(address: Address, timeout: float, security: ClientSec
     raise errors[0] if len(errors) == 1 else WireError("; ".join(map(str, errors)))
 
 
-async def _areverse_one(contact: Contact, address: Address, timeout: float, security: ClientSecurity | None
-                        ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _areverse_one(contact: Contact, address: Address, timeout: float,
+                        ask: Callable[[Address, dict[str, Any]], Awaitable[object]]) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     import asyncio
 
-    from htcd.wire.client import AsyncConnection
     from htcd.wire.framing import read_frame
 
     try:
@@ -175,11 +172,7 @@ async def _areverse_one(contact: Contact, address: Address, timeout: float, secu
     loop = asyncio.get_running_loop()
     lsock.setblocking(False)
     try:
-        conn = await AsyncConnection.open(contact.server, timeout=timeout, security=security)
-        try:
-            await conn.call("CCB_REQUEST", timeout=timeout, **_request_args(contact, ret, nonce, address, timeout))
-        finally:
-            await conn.close()
+        await ask(contact.server, _request_args(contact, ret, nonce, address, timeout))
         async with asyncio.timeout(timeout):
             while True:  # accepted by hand: the streams must be a client's (this end starts TLS as client)
                 sock, _peer = await loop.sock_accept(lsock)

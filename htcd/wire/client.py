@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from htcd.wire.address import Address
@@ -97,6 +97,24 @@ def _result(reply: dict[str, Any]) -> Any:
     return reply.get("result")
 
 
+def _ccb_ask(timeout: float | None, sec: ClientSecurity) -> Callable[[Address, dict[str, Any]], object]:
+    """CCB_REQUEST to a CCB server on a connection of its own (``htcd/wire/ccb.py``)."""
+    def ask(server: Address, args: dict[str, Any]) -> object:
+        with Connection(server, timeout=timeout, security=sec) as conn:
+            return conn.call("CCB_REQUEST", **args)
+    return ask
+
+
+def _ccb_aask(timeout: float, sec: ClientSecurity) -> Callable[[Address, dict[str, Any]], Awaitable[object]]:
+    async def ask(server: Address, args: dict[str, Any]) -> object:
+        conn = await AsyncConnection.open(server, timeout=timeout, security=sec)
+        try:
+            return await conn.call("CCB_REQUEST", timeout=timeout, **args)
+        finally:
+            await conn.close()
+    return ask
+
+
 class Connection:
     """A blocking connection; use as a context manager."""
 
@@ -113,7 +131,7 @@ class Connection:
             elif self.address.ccbid:  # behind a firewall: its reverse connection (htcd/wire/ccb.py)
                 from htcd.wire import ccb
 
-                self.sock = ccb.reverse_connect(self.address, timeout, sec)
+                self.sock = ccb.reverse_connect(self.address, timeout, _ccb_ask(timeout, sec))
             elif self.address.host and self.address.port:
                 self.sock = socket.create_connection((self.address.host, self.address.port), timeout)
             else:
@@ -201,7 +219,7 @@ class AsyncConnection:
             elif addr.ccbid:  # behind a firewall: its reverse connection (bounded by its own deadlines)
                 from htcd.wire import ccb
 
-                coro = ccb.areverse_connect(addr, timeout, sec)
+                coro = ccb.areverse_connect(addr, timeout, _ccb_aask(timeout, sec))
             elif addr.host and addr.port:
                 coro = asyncio.open_connection(addr.host, addr.port, limit=1 << 20)
             else:
