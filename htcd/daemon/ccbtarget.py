@@ -36,7 +36,6 @@ class CCBTarget:
         self.daemon = daemon
         self.ccbid = 0
         self.registered = asyncio.Event()
-        self.reverse_connections = 0  # made for requesters
         self._task: asyncio.Task[None] | None = None
         self._children: set[asyncio.Task[Any]] = set()
         self._warned_many = False
@@ -139,7 +138,6 @@ class CCBTarget:
                                     request.get("requester", "?"), reason)
             self._report(conn, nonce, False, reason)
             return
-        self.reverse_connections += 1
         self.daemon.log.info("CCB: connected back to %s for %s", ret, request.get("requester", "?"))
         self._report(conn, nonce, True, "")
         await self.daemon.server.serve_reverse(reader, writer, f"ccb reverse {ret}")
