@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from htcd.wire.errors import CommandError
 from htcd.wire.framing import read_frame
 from htcd.wire.server import Request
 
+ID_SPACE = 1 << 31  # ccbids are drawn from 1 .. 2**31
 REQUEST_TIMEOUT = 30.0  # seconds a requester waits for the target's report, unless it asks for less
 
 
@@ -53,7 +55,6 @@ class CCBServer:
         self.log = log
         self.targets: dict[int, Target] = {}
         self.counters = Counters()
-        self._next_id = 1
 
     def publish(self, ad: Any) -> None:
         """HTCondor-like statistics in the collector's ad."""
@@ -70,12 +71,11 @@ class CCBServer:
         name: the daemons of a host share an identity), else a new one."""
         held = self.targets.get(wanted) if wanted > 0 else None
         if wanted > 0 and (held is None or (held.identity, held.name) == (identity, name)):
-            self._next_id = max(self._next_id, wanted + 1)
             return wanted
-        while self._next_id in self.targets:
-            self._next_id += 1
-        self._next_id += 1
-        return self._next_id - 1
+        while True:  # random, not 1, 2, ...: a restarted server must not give a returning daemon's id away
+            ccbid = secrets.randbelow(ID_SPACE) + 1
+            if ccbid not in self.targets:
+                return ccbid
 
     async def cmd_register(self, req: Request) -> dict[str, Any]:
         interval = req.arg_float("heartbeat", 300.0)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 RETRY_FIRST, RETRY_MAX = 2.0, 60.0  # seconds between registration attempts: doubling up to the maximum
 CONNECT_TIMEOUT = 20.0  # connecting back to a requester
-FIRST_WAIT = 10.0  # how long a starting daemon waits for its ccbid before it advertises without one
+FIRST_WAIT = 10.0  # how long a starting daemon (not the master) waits for its ccbid before it advertises
 
 
 class CCBTarget:
@@ -57,6 +57,8 @@ class CCBTarget:
         """Register in the background; wait a little for the first ccbid, so that the daemon's
         first ads already carry it."""
         self._task = asyncio.create_task(self._run(), name="CCB registration")
+        if self.daemon.subsystem == "MASTER":  # it starts the collector: it must not wait for it
+            return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.registered.wait(), FIRST_WAIT)
         if not self.registered.is_set():

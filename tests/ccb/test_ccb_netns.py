@@ -54,7 +54,8 @@ def _pools(root: Path, ccb: bool) -> tuple[Pool, Pool]:
 
 def _slot_address(ap: Pool, ep: Pool) -> str:
     ads = wait_for(lambda: ap.collector_ads("Machine", ["MyAddress"]), 60,
-                   lambda: f"the execute point's slot at the collector\n{ep.log('StartLog')}")
+                   lambda: f"the execute point's slot at the collector\n{ep.log('StartLog')}\n"
+                           f"{ap.log('MasterLog')[-1500:]}\n{ap.log('CollectorLog')[-3000:]}")
     return str(ads[0]["MyAddress"]).strip('"')
 
 
