@@ -5,6 +5,7 @@ CCB_ADDRESS the same pool cannot claim its slot.  Two hosts in network namespace
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +22,16 @@ JOB = "executable = /bin/echo\narguments = behind the firewall\noutput = out.txt
 
 @pytest.fixture
 def two_hosts(pool_dir: Path) -> Iterator[Path]:
-    with nh.hosts():
-        yield pool_dir
+    """The hosts, for one test at a time on this machine (they have fixed names and addresses):
+    a lock on this file, which always exists and leaves nothing behind, holds off parallel
+    workers and other runs."""
+    with open(__file__, "rb") as me:
+        fcntl.flock(me, fcntl.LOCK_EX)
+        try:
+            with nh.hosts():
+                yield pool_dir
+        finally:
+            fcntl.flock(me, fcntl.LOCK_UN)
 
 
 def _pools(root: Path, ccb: bool) -> tuple[Pool, Pool]:
