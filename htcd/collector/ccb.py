@@ -159,5 +159,6 @@ class CCBServer:
             self.log.info("CCB: ccbid %d (%s) could not connect to %s: %s", ccbid, target.name, ret, error)
             raise CommandError(f"{target.name or f'ccbid {ccbid}'} could not connect back to {ret}: {error}")
         self.counters.succeeded += 1
-        self.log.info("CCB: ccbid %d (%s) connected back to %s for %s", ccbid, target.name, ret, req.identity)
+        dprintf(self.log, "D_NETWORK", "CCB: ccbid %d (%s) connected back to %s for %s", ccbid, target.name, ret,
+                req.identity)  # one per connection: not at the default level in a large pool
         return {"ccbid": ccbid}
