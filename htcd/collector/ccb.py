@@ -79,6 +79,7 @@ class CCBServer:
 
     async def cmd_register(self, req: Request) -> dict[str, Any]:
         interval = req.arg_float("heartbeat", 300.0)
+        interval = max(1.0, interval) if interval > 0 else 0.0  # no busy loop for a target asking 0.001 s
         identity = str(req.identity)
         name = req.arg_str("name", "")
         ccbid = self._choose_id(req.arg_int("ccbid", 0), identity, name)

@@ -39,6 +39,7 @@ class CCBTarget:
         self._task: asyncio.Task[None] | None = None
         self._children: set[asyncio.Task[Any]] = set()
         self._warned_many = False
+        self._got_id = False  # the registration under way has given an id
 
     @staticmethod
     def wanted(daemon: Daemon) -> bool:
@@ -76,11 +77,15 @@ class CCBTarget:
         delay = RETRY_FIRST
         while not self.daemon.stopping.is_set():
             for server in self._servers_or_log():
+                self._got_id = False
                 try:
                     await self._register(server)
-                    delay = RETRY_FIRST
                 except (WireError, OSError) as exc:
-                    log.warning("CCB: registration with %s failed: %s", server, exc)
+                    log.warning("CCB: registration with %s %s: %s", server, "lost" if self._got_id else "failed", exc)
+                except Exception:
+                    log.exception("CCB: registration with %s failed", server)
+                if self._got_id:  # it worked for a while: try again soon
+                    delay = RETRY_FIRST
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.daemon.stopping.wait(), delay)
             delay = min(RETRY_MAX, delay * 2)
@@ -108,6 +113,7 @@ class CCBTarget:
                     continue
                 if "ccbid" in part:
                     self.ccbid = int(part["ccbid"])
+                    self._got_id = True
                     self._set_address(str(part.get("contact", "")))
                     self.daemon.log.info("CCB: registered with %s as ccbid %d; advertising %s", server,
                                          self.ccbid, self.daemon.server.address)
