@@ -53,9 +53,10 @@ def _marks_for(item: pytest.Item) -> set[str]:
 
 
 # With xdist (--dist loadgroup), a module's tests run on one worker, and tests sharing something of
-# the host run one after another on one worker: the test hosts' network namespaces, docker engines
-# on the host's bridge, and what root changes (users' files, cgroups).
-XDIST_GROUPS = {"ansible": "testhosts", "docker": "docker", "root": "host"}
+# the host run one after another on one worker: the test hosts' network namespaces (molecule's, and
+# the ``netns`` tests' own), docker engines on the host's bridge, and what root changes (users'
+# files, cgroups).
+XDIST_GROUPS = {"ansible": "testhosts", "docker": "docker", "netns": "netns", "root": "host"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from htcd.classad import ClassAd
 from htcd.collector import metrics, query
+from htcd.collector.ccb import CCBServer
 from htcd.collector.forward import Forwarder
 from htcd.collector.keys import string_value
 from htcd.collector.store import HISTORY_SIZE, AdStore, Entry
@@ -66,6 +67,7 @@ class Collector(Daemon):
         self.gc_pauses = GcPauses(self.log)  # the longest collection; stored ads kept out of its walks
         self._build_wake = asyncio.Event()
         self.history: view_history.PoolHistory | None = None  # KEEP_POOL_HISTORY (htcd.collector.view)
+        self.ccb = CCBServer(self.server.address, self.log)  # its address is set once the server listens
 
     def _configure_store(self) -> None:
         self.store.history_size = max(0, self.config.get_int("COLLECTOR_DAEMON_HISTORY_SIZE", HISTORY_SIZE))
@@ -78,7 +80,9 @@ class Collector(Daemon):
     def command_handlers(self) -> dict[str, Handler]:
         return {"UPDATE_AD": self.cmd_update, "INVALIDATE_AD": self.cmd_invalidate,
                 "QUERY_ADS": self.cmd_query, "QUERY_PRIVATE_ADS": self.cmd_query_private,
-                "UPDATE_SESSION": self.cmd_session}
+                "UPDATE_SESSION": self.cmd_session,
+                "CCB_REGISTER": lambda req: self.ccb.cmd_register(req),
+                "CCB_REQUEST": lambda req: self.ccb.cmd_request(req)}
 
     def default_name(self) -> str:
         return self.config.get("COLLECTOR_NAME") or self.hostname
@@ -109,6 +113,7 @@ class Collector(Daemon):
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def startup(self) -> None:
+        self.ccb.address = self.server.address
         host = self.server.address.host or locate.bind_host(self.config)
         if self.server.address.sock:  # as HTCondor's: the shared port carries no UDP, updates come over TCP
             self.log.info("behind the shared port: no UDP port; daemons send their updates over TCP")
@@ -221,6 +226,7 @@ class Collector(Daemon):
         ad["QueriesTotal"] = self.queries
         ad["GcLongestPauseMs"] = round(self.gc_pauses.longest * 1000, 1)
         ad["ActiveUdpSessions"] = len(self.sessions)
+        self.ccb.publish(ad)
         if self.udp is not None:
             c = self.udp.counters
             ad["UdpPort"] = self.udp.address[1]

@@ -28,6 +28,7 @@ from htcd.config import Config, unused
 from htcd.config import load as load_config
 from htcd.daemon import keepalive
 from htcd.daemon.advertise import Advertiser
+from htcd.daemon.ccbtarget import CCBTarget
 from htcd.daemon.log import LOG_NAMES, LogSettings, open_log, parse_limit
 from htcd.daemon.stats import DEFAULT_QUANTUM, DEFAULT_WINDOW, DaemonStats, parse_publish
 from htcd.debug import dprintf, parse_debug
@@ -89,6 +90,7 @@ class Daemon:
         self._publishing: asyncio.Task[Any] | None = None
         self.pending_restart: list[str] = []
         self.runtime_config: dict[str, str] = {}  # config_val -rset: kept until this daemon exits
+        self.ccb_target: CCBTarget | None = None  # CCB_ADDRESS: the registration with the CCB server
 
     # -- identity and configuration -------------------------------------------------------
     def _warn_unused_knobs(self) -> None:
@@ -328,6 +330,12 @@ class Daemon:
         if ad is not None:
             await self.advertiser.update(self.ad_type, ad.to_wire())
 
+    def address_changed(self) -> None:
+        """The daemon's address changed (a CCB registration gave it a CCBID): the address file and
+        the ads say so at once."""
+        self._write_address_file()
+        self.publish_soon()
+
     def publish_soon(self) -> None:
         """Publish shortly, coalescing a burst of state changes into one round of updates."""
         if self._publishing is None or self._publishing.done():
@@ -504,6 +512,9 @@ class Daemon:
             sock_dir = locate.socket_dir(self.config)
             self.server.behind_shared_port(host or locate.bind_host(self.config), locate.shared_port_port(self.config),
                                            endpoint, handover_path(sock_dir, endpoint))
+        if CCBTarget.wanted(self):  # behind a firewall: reached through the CCB server (its CCBID)
+            self.ccb_target = CCBTarget(self)
+            await self.ccb_target.start()
         self._write_address_file()
         self.log.info("******************************************************")
         self.log.info("** htcd %s %s (pid %d) listening at %s", self.subsystem, __version__, os.getpid(),
@@ -525,6 +536,8 @@ class Daemon:
             await self._end_timers()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.invalidate(), 5.0)
+            if self.ccb_target is not None:
+                await self.ccb_target.stop()
             self._remove_address_file()
             await self.server.close()
             self.log.info("**** %s (pid %d) EXITING WITH STATUS 0", self.subsystem, os.getpid())

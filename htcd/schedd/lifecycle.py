@@ -166,7 +166,7 @@ class JobLifecycle:
         claim: dict[str, Any] = {}
         claim_id = str(getattr(shadow, "claim_id", "") or "")
         if claim_id:
-            claim = {"ClaimId": claim_id, "PublicClaimId": "#".join(claim_id.split("#")[:3]),
+            claim = {"ClaimId": claim_id, "PublicClaimId": claim_id.rsplit("#", 1)[0],
                      "LastJobLeaseRenewal": now}
         machineattrs.record(job, slot_ad)
         self.schedd.set_status(job, RUNNING, JobStartDate=job.get("JobStartDate") or now, JobCurrentStartDate=now,

@@ -77,7 +77,7 @@ class Shadow:
     @property
     def public_claim_id(self) -> str:
         """The claim id without its secret (safe to log)."""
-        return "#".join(self.claim_id.split("#")[:3])
+        return self.claim_id.rsplit("#", 1)[0]  # the address may hold a '#' (CCBID=server#id)
 
     def _exit(self, job: Job, code: int) -> None:
         self.log.info("(%s) **** condor_shadow (condor_SHADOW) pid %d EXITING WITH STATUS %d", job.id_text,

@@ -57,8 +57,8 @@ class Claim:
 
     @property
     def public_id(self) -> str:
-        parts = self.id.split("#")
-        return "#".join(parts[:3]) if len(parts) >= 3 else ""
+        # without the secret, the last field (the address may hold a '#': CCBID=server#id)
+        return self.id.rsplit("#", 1)[0] if self.id.count("#") >= 3 else ""
 
 
 @dataclass

@@ -5,7 +5,8 @@ the same host, the path of the daemon's Unix socket.  Local clients prefer the U
 because it gives the daemon the caller's verified uid (FS authentication).  A daemon behind the
 host's shared port (``USE_SHARED_PORT``) adds HTCondor's ``sock=<id>``: the TCP endpoint is the
 shared port, and ``id`` tells it which daemon to hand the connection to
-(``<10.0.0.5:9618?sock=schedd&unix=...>``).
+(``<10.0.0.5:9618?sock=schedd&unix=...>``).  A daemon behind a firewall adds
+``CCBID=<ccb-server>#<id>`` (HTCondor's form) and is reached through that CCB server.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ class Address:
     port: int = 0
     unix: str | None = None
     sock: str | None = None  # the shared-port id (HTCondor's sock=)
+    # ``CCBID=<ccb server host:port>#<id>``: the daemon accepts no inbound connection and is
+    # reached by a reverse connection through that CCB server (htcd/wire/ccb.py)
+    ccbid: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Address:
@@ -49,12 +53,13 @@ class Address:
             port = _port(p, text)
         if not host and not params.get("unix"):
             raise WireError(f"bad daemon address {text!r}")
-        return cls(host=host, port=port, unix=params.get("unix"), sock=params.get("sock") or None)
+        return cls(host=host, port=port, unix=params.get("unix"), sock=params.get("sock") or None,
+                   ccbid=params.get("CCBID") or None)
 
     def __str__(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        params = {k: v for k, v in (("sock", self.sock), ("unix", self.unix)) if v}
-        q = "?" + urlencode(params, quote_via=quote, safe="/") if params else ""
+        params = {k: v for k, v in (("sock", self.sock), ("unix", self.unix), ("CCBID", self.ccbid)) if v}
+        q = "?" + urlencode(params, quote_via=quote, safe="/:#") if params else ""
         return f"<{host}:{self.port}{q}>"
 
     def local_socket(self) -> str | None:

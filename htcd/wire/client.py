@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from htcd.wire.address import Address
@@ -56,9 +56,10 @@ def _unix_path(addr: Address, sec: ClientSecurity) -> str | None:
 
 def _first(addr: Address, sec: ClientSecurity, tcp: bool) -> bytes:
     """What a client sends first: over TCP to a daemon behind a shared port (``sock=``), the
-    request naming it, then the hello (in one write: the shared port reads only its frame)."""
+    request naming it, then the hello (in one write: the shared port reads only its frame).  A
+    reverse connection through CCB comes from the daemon itself: the hello alone."""
     hello = encode(_hello(sec))
-    return shared_port_request(addr.sock) + hello if tcp and addr.sock else hello
+    return shared_port_request(addr.sock) + hello if tcp and addr.sock and not addr.ccbid else hello
 
 
 def _check_final(reply: dict[str, Any], address: Address, sec: ClientSecurity, tcp: bool) -> dict[str, Any]:
@@ -105,6 +106,24 @@ def _result(reply: dict[str, Any]) -> Any:
     return reply.get("result")
 
 
+def _ccb_ask(timeout: float | None, sec: ClientSecurity) -> Callable[[Address, dict[str, Any]], object]:
+    """CCB_REQUEST to a CCB server on a connection of its own (``htcd/wire/ccb.py``)."""
+    def ask(server: Address, args: dict[str, Any]) -> object:
+        with Connection(server, timeout=timeout, security=sec) as conn:
+            return conn.call("CCB_REQUEST", **args)
+    return ask
+
+
+def _ccb_aask(timeout: float, sec: ClientSecurity) -> Callable[[Address, dict[str, Any]], Awaitable[object]]:
+    async def ask(server: Address, args: dict[str, Any]) -> object:
+        conn = await AsyncConnection.open(server, timeout=timeout, security=sec)
+        try:
+            return await conn.call("CCB_REQUEST", timeout=timeout, **args)
+        finally:
+            await conn.close()
+    return ask
+
+
 class Connection:
     """A blocking connection; use as a context manager."""
 
@@ -118,6 +137,10 @@ class Connection:
                 self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 self.sock.settimeout(timeout)
                 self.sock.connect(path)
+            elif self.address.ccbid:  # behind a firewall: its reverse connection (htcd/wire/ccb.py)
+                from htcd.wire import ccb
+
+                self.sock = ccb.reverse_connect(self.address, timeout, _ccb_ask(timeout, sec))
             elif self.address.host and self.address.port:
                 self.sock = socket.create_connection((self.address.host, self.address.port), timeout)
             else:
@@ -202,11 +225,15 @@ class AsyncConnection:
         try:
             if path:
                 coro = asyncio.open_unix_connection(path, limit=1 << 20)
+            elif addr.ccbid:  # behind a firewall: its reverse connection (bounded by its own deadlines)
+                from htcd.wire import ccb
+
+                coro = ccb.areverse_connect(addr, timeout, _ccb_aask(timeout, sec))
             elif addr.host and addr.port:
                 coro = asyncio.open_connection(addr.host, addr.port, limit=1 << 20)
             else:
                 raise WireError(f"cannot reach {addr}: no socket on this host and no TCP port")
-            reader, writer = await asyncio.wait_for(coro, timeout)
+            reader, writer = await (coro if not path and addr.ccbid else asyncio.wait_for(coro, timeout))
             writer.write(_first(addr, sec, not path))
             await writer.drain()
             hello = _check_hello(await asyncio.wait_for(read_frame(reader), timeout), addr)
@@ -228,7 +255,7 @@ class AsyncConnection:
         except (TimeoutError, OSError) as exc:
             if writer is not None:
                 writer.close()
-            raise WireError(f"cannot connect to {addr}: {exc or 'timed out'}") from None
+            raise WireError(f"cannot connect to {addr}: {str(exc) or 'timed out'}") from None
         except Exception:
             if writer is not None:
                 writer.close()

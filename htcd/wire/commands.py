@@ -39,6 +39,11 @@ _TABLE = [
     Command("UPDATE_SESSION", auth.READ, ("COLLECTOR",), "Open a session for signed UDP updates (id, key, "
             "port); needs an ADVERTISE_* level, NEGOTIATOR or DAEMON, and each datagram's ads are "
             "authorized as UPDATE_AD's."),
+    Command("CCB_REGISTER", auth.DAEMON, ("COLLECTOR",), "A daemon behind a firewall (CCB_ADDRESS) registers with the "
+            "CCB server: gets its ccbid, then keeps the call open to receive heartbeats and reverse-connection "
+            "requests."),
+    Command("CCB_REQUEST", auth.READ, ("COLLECTOR",), "Ask the CCB server to have a registered daemon (ccbid) "
+            "connect back to the caller's return address with a nonce."),
     # negotiator
     Command("RESCHEDULE", auth.WRITE, ("NEGOTIATOR",), "Start a negotiation cycle soon."),
     Command("GET_PRIORITY", auth.READ, ("NEGOTIATOR",), "The accountant's records (htcd userprio)."),

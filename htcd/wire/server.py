@@ -460,6 +460,11 @@ class Server:
         peer = writer.get_extra_info("peername")
         await self._serve(reader, writer, None, f"tcp {peer[0]}:{peer[1]}" if peer else "tcp")
 
+    async def serve_reverse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, via: str) -> None:
+        """Serve a connection this daemon opened itself (a CCB reverse connection,
+        ``htcd/wire/ccb.py``) exactly as an accepted one: the peer sends the hello."""
+        await self._serve(reader, writer, None, via)
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                      fs_identity: auth.Identity | None, via: str) -> None:
         task = asyncio.current_task()
