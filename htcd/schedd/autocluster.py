@@ -139,10 +139,10 @@ class AutoClusters:
         self._per_cluster: dict[int, tuple[frozenset[str], tuple[str, ...], tuple[str | None, ...]]] = {}
         self._fixed = tuple(sorted({a.lower() for a in config.get_list("SIGNIFICANT_ATTRIBUTES", [])}))
         self._rules: dict[str, str | None] = {}
-        # the significant attributes of procs whose own attributes leave Requirements and Rank to
-        # their cluster, by (cluster, its attribute count, the proc's own names): procs of one
-        # submit differ in values (request_memory = $(mem)), seldom in which attributes they set
-        self._attrs_of: dict[tuple[int, int, frozenset[str]], tuple[str, ...]] = {}
+        # the significant attributes of procs by (cluster, its attribute count, the proc's own
+        # names, its own Requirements and Rank texts): procs of one submit differ in values
+        # (request_memory = $(mem)), seldom in which attributes they set or in those two texts
+        self._attrs_of: dict[tuple[int, int, frozenset[str], str | None, str | None], tuple[str, ...]] = {}
 
     def _rule(self, attr: str) -> str | None:
         try:
@@ -165,9 +165,8 @@ class AutoClusters:
         if self._fixed:
             return self._fixed
         own = frozenset(k.lower() for k in job.proc)
-        if "requirements" in own or "rank" in own:
-            return self._find_attrs(job)
-        key = (job.cluster_id, len(job.cluster.wire), own)
+        key = (job.cluster_id, len(job.cluster.wire), own,
+               job.text("requirements") if "requirements" in own else None, job.text("rank") if "rank" in own else None)
         found = self._attrs_of.get(key)
         if found is None:
             if len(self._attrs_of) >= 10_000:
