@@ -19,6 +19,7 @@ from htcd.config import Config
 from htcd.schedd.jobs import IDLE, RUNNING, Cluster, Job
 
 MATCH_EXPRS = ("requirements", "rank")
+COMPUTED = frozenset({"procid", "globaljobid"})  # names Job.text answers other than from the ads
 # Always significant: the negotiator reads them from the request (limits, accounting, nice_user).
 NEGOTIATION_ATTRS = ("concurrencylimits", "acctgroup", "acctgroupuser", "accountinggroup", "nice_user",
                      "niceuser")
@@ -190,9 +191,19 @@ class AutoClusters:
         return tuple(sorted(n for n in names if job.text(n) is not None))
 
     def _values(self, job: Job, attrs: tuple[str, ...]) -> tuple[str | None, ...]:
+        """The texts of ``attrs`` (lower-case names), rounded: ``Job.text`` for each, with the
+        proc's names lower-cased once per job rather than once per attribute."""
+        own = {k.lower(): v for k, v in job.proc.items()}
+        lower, wire = job.cluster.lower, job.cluster.wire
         out = []
         for a in attrs:
-            t = job.text(a)
+            if a in COMPUTED:
+                t = job.text(a)
+            else:
+                t = own.get(a)
+                if t is None:
+                    key = lower.get(a)
+                    t = None if key is None else wire[key]
             rule = self._rule(a)
             out.append(round_text(t, rule) if t is not None and rule else t)
         return tuple(out)

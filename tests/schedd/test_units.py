@@ -70,6 +70,9 @@ def test_procs_of_one_cluster_get_autoclusters_by_their_own_values_and_a_reconfi
             Job(cluster, 3, {"RequestMemory": "150"}),
             Job(cluster, 4, {"RequestMemory": "101", "Requirements": "MY.Flavour == \"x\"", "Flavour": '"x"'})]
     ac = AutoClusters(_schedd_config(tmp_path, ""))
+    names = ("procid", "requestmemory", "requirements", "owner", "flavour", "missing")
+    for j in jobs:
+        assert ac._values(j, names) == tuple(j.text(a) for a in names)
     ids = [ac.id_of(j)[0] for j in jobs]
     assert ids[1] == ids[2] and len({ids[0], ids[1], ids[3], ids[4]}) == 4
     assert "flavour" in ac.id_of(jobs[4])[1] and "flavour" not in ac.id_of(jobs[1])[1]
