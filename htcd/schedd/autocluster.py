@@ -19,6 +19,7 @@ from htcd.config import Config
 from htcd.schedd.jobs import IDLE, RUNNING, Cluster, Job
 
 MATCH_EXPRS = ("requirements", "rank")
+COMPUTED = frozenset({"procid", "globaljobid"})  # names Job.text answers other than from the ads
 # Always significant: the negotiator reads them from the request (limits, accounting, nice_user).
 NEGOTIATION_ATTRS = ("concurrencylimits", "acctgroup", "acctgroupuser", "accountinggroup", "nice_user",
                      "niceuser")
@@ -43,6 +44,26 @@ def submitter_name(job: Job, uid_domain: str) -> str:
     if group:
         return group if "@" in group else f"{group}@{uid_domain}"
     return f"{job.owner}@{uid_domain}"
+
+
+_REFS: dict[str, frozenset[str]] = {}  # expression text -> the names it reads in its own ad
+REFS_CACHE_SIZE = 10_000
+
+
+def _own_refs(text: str | None) -> frozenset[str]:
+    """The attribute names a job's Requirements or Rank text reads in the job itself, cached by
+    text: the procs of a cluster (and the clusters of a user) repeat a handful of texts, and
+    parsing one per job and request list was most of a 20,000-job NEGOTIATE."""
+    if not text:
+        return frozenset()
+    found = _REFS.get(text)
+    if found is None:
+        e = _parse(text)
+        found = frozenset() if e is None else frozenset(references(e)[0])
+        if len(_REFS) >= REFS_CACHE_SIZE:
+            _REFS.clear()
+        _REFS[text] = found
+    return found
 
 
 def _parse(text: str | None) -> Expr | None:
@@ -103,11 +124,33 @@ def round_text(text: str, rule: str) -> str:
 
 class AutoClusters:
     def __init__(self, config: Config) -> None:
-        self.config = config
+        self.configure(config)
         self.slot_refs: set[str] = set()
         self.ids: dict[tuple[tuple[str, ...], tuple[str | None, ...]], int] = {}
-        self._per_cluster: dict[int, tuple[frozenset[str], tuple[str, ...], tuple[str | None, ...]]] = {}
         self._members: dict[int, list[Job]] = {}  # per autocluster: its idle jobs at the last request list
+        # per cluster: how many attributes it had, and the lower-case Request* names among them
+        # (attributes are added and set; only JobMaterializePauseReason is ever removed: the count tells a
+        # change of the names)
+        self._cluster_requests: dict[int, tuple[int, frozenset[str]]] = {}
+
+    def configure(self, config: Config) -> None:
+        """Take SIGNIFICANT_ATTRIBUTES and SCHEDD_ROUND_ATTR_* from ``config`` (at start and at
+        each reconfig); they were looked up once per job and attribute in every request list."""
+        self.config = config
+        self._per_cluster: dict[int, tuple[frozenset[str], tuple[str, ...], tuple[str | None, ...]]] = {}
+        self._fixed = tuple(sorted({a.lower() for a in config.get_list("SIGNIFICANT_ATTRIBUTES", [])}))
+        self._rules: dict[str, str | None] = {}
+        # the significant attributes of procs by (cluster, its attribute count, the proc's own
+        # names, its own Requirements and Rank texts): procs of one submit differ in values
+        # (request_memory = $(mem)), seldom in which attributes they set or in those two texts
+        self._attrs_of: dict[tuple[int, int, frozenset[str], str | None, str | None], tuple[str, ...]] = {}
+
+    def _rule(self, attr: str) -> str | None:
+        try:
+            return self._rules[attr]
+        except KeyError:
+            rule = self._rules[attr] = self.config.get(f"SCHEDD_ROUND_ATTR_{attr}") or None
+            return rule
 
     def learn_slots(self, slots: Iterable[ClassAd]) -> None:
         refs: set[str] = set()
@@ -116,26 +159,52 @@ class AutoClusters:
         if refs and refs != self.slot_refs:
             self.slot_refs = refs
             self._per_cluster.clear()
+            self._cluster_requests.clear()
+            self._attrs_of.clear()
 
     def _attrs(self, job: Job) -> tuple[str, ...]:
-        fixed = self.config.get_list("SIGNIFICANT_ATTRIBUTES", [])
-        if fixed:
-            return tuple(sorted({a.lower() for a in fixed}))
+        if self._fixed:
+            return self._fixed
+        own = frozenset(k.lower() for k in job.proc)
+        key = (job.cluster_id, len(job.cluster.wire), own,
+               job.text("requirements") if "requirements" in own else None, job.text("rank") if "rank" in own else None)
+        found = self._attrs_of.get(key)
+        if found is None:
+            if len(self._attrs_of) >= 10_000:
+                self._attrs_of.clear()
+            found = self._attrs_of[key] = self._find_attrs(job)
+        return found
+
+    def _find_attrs(self, job: Job) -> tuple[str, ...]:
         names = set(self.slot_refs)
         for attr in MATCH_EXPRS:
-            e = _parse(job.text(attr))
-            if e is not None:
-                names |= references(e)[0]
-        names |= {k.lower() for k in (*job.cluster.wire, *job.proc) if k.lower().startswith("request")}
+            names |= _own_refs(job.text(attr))
+        wire = job.cluster.wire
+        known = self._cluster_requests.get(job.cluster_id)
+        if known is None or known[0] != len(wire):
+            known = (len(wire), frozenset(k.lower() for k in wire if k.lower().startswith("request")))
+            self._cluster_requests[job.cluster_id] = known
+        names |= known[1]
+        names |= {k.lower() for k in job.proc if k.lower().startswith("request")}
         names |= set(NEGOTIATION_ATTRS)
         names |= set(MATCH_EXPRS)  # jobs that ask for different slots never share a request
         return tuple(sorted(n for n in names if job.text(n) is not None))
 
     def _values(self, job: Job, attrs: tuple[str, ...]) -> tuple[str | None, ...]:
+        """The texts of ``attrs`` (lower-case names), rounded: ``Job.text`` for each, with the
+        proc's names lower-cased once per job rather than once per attribute."""
+        own = {k.lower(): v for k, v in job.proc.items()}
+        lower, wire = job.cluster.lower, job.cluster.wire
         out = []
         for a in attrs:
-            t = job.text(a)
-            rule = self.config.get(f"SCHEDD_ROUND_ATTR_{a}")
+            if a in COMPUTED:
+                t = job.text(a)
+            else:
+                t = own.get(a)
+                if t is None:
+                    key = lower.get(a)
+                    t = None if key is None else wire[key]
+            rule = self._rule(a)
             out.append(round_text(t, rule) if t is not None and rule else t)
         return tuple(out)
 
@@ -155,6 +224,8 @@ class AutoClusters:
 
     def forget_cluster(self, cluster_id: int) -> None:
         self._per_cluster.pop(cluster_id, None)
+        self._cluster_requests.pop(cluster_id, None)
+        self._attrs_of = {k: v for k, v in self._attrs_of.items() if k[0] != cluster_id} if self._attrs_of else {}
 
     def id_of(self, job: Job) -> tuple[int, tuple[str, ...]]:
         sig = self.signature(job)

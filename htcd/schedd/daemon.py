@@ -183,6 +183,11 @@ class Schedd(Daemon):
             self.spool.forget(job)
         self.publish_soon()
 
+    def reconfigured(self) -> None:
+        """SIGNIFICANT_ATTRIBUTES and SCHEDD_ROUND_ATTR_* take effect at a reconfig."""
+        super().reconfigured()
+        self.autoclusters.configure(self.config)
+
     def forget_cluster(self, cluster_id: int) -> None:
         """A cluster with no job left and none to materialize: gone from memory, with what the
         autoclusters cached of it."""

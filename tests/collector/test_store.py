@@ -172,6 +172,32 @@ def test_queries_select_what_evaluating_every_ad_selects(indexed: bool) -> None:
         assert idx.hits > 0 and idx.other  # "3 + 4" texts are always candidates
 
 
+@pytest.mark.parametrize("small", [query.SMALL, 0])
+def test_ads_in_an_exact_bucket_are_not_evaluated_and_still_match_as_evaluation_does(
+        small: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Attr == literal`` takes a string or number bucket as it is (the few-candidates list and,
+    with SMALL at 0, the filtered walk); texts of other kinds that could equal the literal
+    (7.0, "7", 3 + 4, true) still go through evaluation or stay out."""
+    monkeypatch.setattr(query, "SMALL", small)
+    s = AdStore()
+    texts = ["7", "7.0", '"7"', "3 + 4", "true", "1", "1.0", '"ON"', '"on"', "undefined"]
+    for i in range(200):
+        s.update("Machine", slot(i, HostGroup=texts[i % len(texts)], Flag=texts[-i % len(texts)]))
+    s.build_indexes()
+    checks = ["HostGroup == 7", "HostGroup == 7.0", 'HostGroup == "7"', "HostGroup == true", "HostGroup == 1",
+              'HostGroup == "on"', 'Flag == "On"', "Flag == 7", "HostGroup =?= 7", "HostGroup == 7 && Flag == 1"]
+    for c in checks:
+        query.want_indexes(s, "Machine", query.plan(c))
+    s.build_indexes()
+    assert query.plan("HostGroup == 7").exact == "hostgroup"
+    assert query.plan('Flag == "On"').exact == "flag"
+    assert query.plan("HostGroup == true").exact is None and query.plan("HostGroup == 1").exact is None
+    assert query.plan("HostGroup =?= 7").exact is None and query.plan("HostGroup == 7 && Flag == 1").exact is None
+    for c in checks:
+        assert selected(s, "Machine", c) == brute(s, "Machine", c), c
+    assert selected(s, "Machine", "HostGroup == 7")  # the check above is not vacuous
+
+
 def test_an_index_built_while_updates_come_stays_right() -> None:
     s = AdStore()
     for i in range(300):

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from htcd.classad import ClassAd, parse_expr
+from htcd.config import Config, load
 from htcd.schedd import history
-from htcd.schedd.autocluster import references, round_text, slot_references
+from htcd.schedd.autocluster import AutoClusters, references, round_text, slot_references
+from htcd.schedd.jobs import Cluster, Job
 from htcd.schedd.queue import JobQueue
 
 
@@ -49,3 +51,31 @@ def test_round_text() -> None:
     assert round_text("110", "2") == "200"
     assert round_text("1234", "25%") == "1250"
     assert round_text('"text"', "2") == '"text"'
+
+
+def _schedd_config(tmp_path: Path, text: str) -> Config:
+    top = tmp_path / "htcd_config"
+    top.write_text(text)
+    return load("SCHEDD", env={"HTCD_CONFIG": str(top)})
+
+
+def test_procs_of_one_cluster_get_autoclusters_by_their_own_values_and_a_reconfig_rounds_anew(
+        tmp_path: Path) -> None:
+    """The significant attributes cached per cluster and proc shape: procs with their own
+    request_memory split by value, a proc with its own Requirements reads its own references,
+    and SCHEDD_ROUND_ATTR_* from a new config applies once configure() is called (a reconfig)."""
+    cluster = Cluster(1, {"Owner": '"alice"', "Requirements": "TARGET.Memory > 0", "RequestCpus": "1",
+                          "RequestMemory": "100"})
+    jobs = [Job(cluster, 0, {}), Job(cluster, 1, {"RequestMemory": "101"}), Job(cluster, 2, {"RequestMemory": "101"}),
+            Job(cluster, 3, {"RequestMemory": "150"}),
+            Job(cluster, 4, {"RequestMemory": "101", "Requirements": "MY.Flavour == \"x\"", "Flavour": '"x"'})]
+    ac = AutoClusters(_schedd_config(tmp_path, ""))
+    names = ("procid", "requestmemory", "requirements", "owner", "flavour", "missing")
+    for j in jobs:
+        assert ac._values(j, names) == tuple(j.text(a) for a in names)
+    ids = [ac.id_of(j)[0] for j in jobs]
+    assert ids[1] == ids[2] and len({ids[0], ids[1], ids[3], ids[4]}) == 4
+    assert "flavour" in ac.id_of(jobs[4])[1] and "flavour" not in ac.id_of(jobs[1])[1]
+    ac.configure(_schedd_config(tmp_path, "SCHEDD_ROUND_ATTR_RequestMemory = 2\n"))  # up to a multiple of 100
+    again = [ac.id_of(j)[0] for j in jobs]
+    assert again[1] == again[2] == again[3] != again[0]
