@@ -34,7 +34,7 @@ NEGOTIATION = (("duration", ("LastNegotiationCycleDuration0",)), ("matches", ("L
 #: ``masters/max``, ``startds/mean`` and ``startds/max``; every slot ad carries its startd's
 #: figure, counted once per startd (its ``MyAddress``).
 DUTY_TYPES = ("Collector", "Negotiator", "Scheduler")
-POOLED_DUTY = (("DaemonMaster", "masters"), ("Machine", "startds"))
+POOLED_DUTY = (("DaemonMaster", "masters"),)
 SERIES = ("slots_by_state", "slots_by_activity", "slots_by_arch", "claimed_by_arch", "cpus_by_state",
           "jobs_by_user", "jobs_by_schedd", "user_priority", "user_usage", "negotiation_cycle", "duty_cycle")
 CHUNK = 2000  # entries between two chances to yield the loop
@@ -107,7 +107,7 @@ def _positions(layout: Layout, names: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(layout.index.get(n, -1) for n in names)
 
 
-MACHINE_ATTRS = ("state", "activity", "arch", "opsys", "cpus")
+MACHINE_ATTRS = ("state", "activity", "arch", "opsys", "cpus", "myaddress", "recentdaemoncoredutycycle")
 
 
 def steps(store: AdStore, now: float | None = None) -> Generator[None, None, Sample]:
@@ -126,6 +126,7 @@ def steps(store: AdStore, now: float | None = None) -> Generator[None, None, Sam
     # Machine ads: counts per (state, activity, arch/opsys) and summed Cpus per state, first by
     # distinct text tuple (slots of a pool share few), then decoded once per tuple.
     groups: dict[tuple[str | None, ...], list[Any]] = {}  # texts -> [slots, summed Cpus]
+    startd_duty: dict[str, str] = {}  # a startd's address text -> its duty cycle text (its slots share it)
     plans: dict[int, tuple[int, ...]] = {}
     n = 0
     for e in store.table("Machine").walk(every=CHUNK):
@@ -149,6 +150,9 @@ def steps(store: AdStore, now: float | None = None) -> Generator[None, None, Sam
             c = val.number(values[ci])
             if c is not None:
                 g[1] += c
+        ai, di = pos[5], pos[6]
+        if ai >= 0 and di >= 0:
+            startd_duty.setdefault(values[ai], values[di])
         n += 1
     for (state_t, activity_t, arch_t, opsys_t), (count, ncpus) in groups.items():
         count = int(count)
@@ -252,23 +256,20 @@ def steps(store: AdStore, now: float | None = None) -> Generator[None, None, Sam
 
     for ad_type, label in POOLED_DUTY:
         seen: list[float] = []
-        daemons: set[object] = set()
         for e in live(ad_type):
             if e is None:
                 yield None
                 continue
             v = val.number(e.get("recentdaemoncoredutycycle"))
-            if v is None:
-                continue
-            daemon = val(e.get("myaddress")) if ad_type == "Machine" else None
-            if daemon is not None:  # the slots of one startd: its figure once
-                if daemon in daemons:
-                    continue
-                daemons.add(daemon)
-            seen.append(v)
+            if v is not None:
+                seen.append(v)
         if seen:
             duty[f"{label}/mean"] = sum(seen) / len(seen)
             duty[f"{label}/max"] = max(seen)
+    startds = [v for v in map(val.number, startd_duty.values()) if v is not None]
+    if startds:  # the startds' figures, each once, from the Machine pass above
+        duty["startds/mean"] = sum(startds) / len(startds)
+        duty["startds/max"] = max(startds)
 
     series = {"slots_by_state": by_state, "slots_by_activity": by_activity, "slots_by_arch": by_arch,
               "claimed_by_arch": claimed_arch, "cpus_by_state": cpus, "jobs_by_user": jobs_user,
