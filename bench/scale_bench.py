@@ -220,7 +220,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         # the queues first, held back by a Requirements no slot meets: the schedd's RSS with its
         # idle queue is the baseline of the per-running-job figure
         per_ap = [jobs // len(aps) + (1 if i < jobs % len(aps) else 0) for i in range(len(aps))]
-        for ap, n in zip(aps, per_ap):
+        for ap, n in zip(aps, per_ap, strict=True):
             (ap.dir / "sim.sub").write_text(
                 "universe = simulated\nexecutable = /bin/sleep\ntransfer_executable = false\n"
                 f"+SimulatedRuntime = {args.runtime}\nrequest_memory = 1\nrequest_cpus = 1\nlog = sim.log\n"
@@ -229,7 +229,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             if done.returncode != 0:
                 raise SystemExit(f"htcd submit at {ap.name} failed: {done.stdout}{done.stderr}")
         wait("the queues", lambda: all(schedd_totals(ap, f"{ap.name}.scale").get("idle") == n
-                                       for ap, n in zip(aps, per_ap)), 600, 1)
+                                       for ap, n in zip(aps, per_ap, strict=True)), 600, 1)
         time.sleep(5)  # let the queues settle before the baseline (a benchmark, not a test)
         base = {d: proc_figures(p) for d, p in {**{f"schedd@{k}": v for k, v in schedds.items()},
                                                  **{f"startd@{k}": v for k, v in startds.items()},
