@@ -259,7 +259,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
                 peak_claimed = max(peak_claimed, claimed)
                 peak = {d: proc_figures(p) for d, p in {**{f"schedd@{k}": v for k, v in schedds.items()},
                                                          **{f"startd@{k}": v for k, v in startds.items()}}.items()}
-                print(f"  {time.monotonic() - t0:7.1f} s: {running} running, {claimed} slots claimed", flush=True)
+                ap0 = peak[f"schedd@{aps[0].name}"]
+                print(f"  {time.monotonic() - t0:7.1f} s: {running} running, {claimed} slots claimed; "
+                      f"{aps[0].name}'s schedd RSS {ap0['rss'] / 2**20:.0f} MB, {ap0['fds']:.0f} fds", flush=True)
             if running >= jobs and filled_s is None:
                 filled_s = time.monotonic() - t0
                 peak_claimed = max(peak_claimed, count_slots(cm).get("Claimed", 0))
