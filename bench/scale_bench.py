@@ -84,6 +84,11 @@ class Node:
                 continue
         return None
 
+    def signal_stop(self) -> None:
+        """Ask the master to stop (graceful); ``stop`` then waits for it."""
+        if self.master is not None and self.master.poll() is None:
+            self.master.send_signal(signal.SIGTERM)
+
     def stop(self) -> None:
         if self.master is None or self.master.poll() is not None:
             return
@@ -281,6 +286,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
                 "collector_idle": collector_idle, "collector_full": collector_full, "load": os.getloadavg(),
                 "machine_rss": psutil.virtual_memory().used}
     finally:
+        for node in nodes:  # every host stops at once; then each is waited for (and killed if it hangs)
+            node.signal_stop()
         for node in reversed(nodes):
             node.stop()
         if args.keep:
