@@ -217,10 +217,10 @@ def test_one_manager_per_process_blocked_by_the_knob(pool_dir, monkeypatch, fres
 
 
 def test_the_environment_blocks_before_the_config_is_read(monkeypatch, fresh_manager) -> None:
-    monkeypatch.setenv("_HTCD_PLUGINS_BLOCKED", "docker vanilla")
+    monkeypatch.setenv("_HTCD_PLUGINS_BLOCKED", "docker vanilla simulated")
     pm = get_plugin_manager()
     assert set(pm.universes()) == set()
-    assert {p.name for p in pm.plugins() if p.blocked} == {"docker", "vanilla"}
+    assert {p.name for p in pm.plugins() if p.blocked} == {"docker", "vanilla", "simulated"}
 
 
 def test_blocked_names() -> None:
