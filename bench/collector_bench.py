@@ -46,59 +46,13 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).parent))
 import _pool
+import _sampler
 
 HTCD = _pool.HTCD
 GROUP = 100  # ads per HostGroup value: a constrained query returns this many
 START_TIME = 1_790_000_000  # the generators' DaemonStartTime
 
 
-SAMPLER = r'''
-import os, sys
-_dir = os.environ.get("HTCD_BENCH_PROFILE_DIR")
-try:
-    _cmd = open("/proc/self/cmdline", "rb").read().split(b"\0")
-except OSError:
-    _cmd = []
-if _dir and _cmd[1:4] == [b"-m", b"htcd", b"collector"]:
-    import atexit, collections, json, threading
-    _main = threading.main_thread().ident
-    _self, _cum, _n = collections.Counter(), collections.Counter(), [0, 0]
-    _stop = threading.Event()
-    _flag = os.path.join(_dir, "on")
-
-    def _sample():
-        while not _stop.wait(0.005):
-            if not os.path.exists(_flag):
-                continue
-            frame = sys._current_frames().get(_main)
-            if frame is None:
-                continue
-            if frame.f_code.co_name in ("select", "poll") and frame.f_code.co_filename.endswith("selectors.py"):
-                _n[1] += 1
-                continue
-            _n[0] += 1
-            seen, first = set(), True
-            while frame is not None:
-                c = frame.f_code
-                key = f"{c.co_filename.split('/site-packages/')[-1].split('/htcd/', 1)[-1]}:{c.co_name}"
-                if first:
-                    _self[key] += 1
-                    first = False
-                if key not in seen:
-                    seen.add(key)
-                    _cum[key] += 1
-                frame = frame.f_back
-
-    threading.Thread(target=_sample, name="bench-sampler", daemon=True).start()
-
-    def _dump():
-        _stop.set()
-        with open(os.path.join(_dir, "collector.json"), "w") as f:
-            json.dump({"busy": _n[0], "idle": _n[1], "self": dict(_self.most_common(30)),
-                       "cum": dict(_cum.most_common(45))}, f)
-
-    atexit.register(_dump)
-'''
 
 
 def slot_ad(i: int, seq: int = 0) -> dict[str, str]:
@@ -128,7 +82,7 @@ def start_pool(root: Path, profile: Path | None = None) -> tuple[subprocess.Pope
     if profile is not None:
         site = profile / "site"
         site.mkdir(parents=True)
-        (site / "sitecustomize.py").write_text(SAMPLER)
+        (site / "sitecustomize.py").write_text(_sampler.sitecustomize(("collector",), only_when_on=True))
         os.environ["PYTHONPATH"] = str(site)
         os.environ["HTCD_BENCH_PROFILE_DIR"] = str(profile)
     try:
@@ -144,11 +98,11 @@ def start_pool(root: Path, profile: Path | None = None) -> tuple[subprocess.Pope
 
 def print_profile(profile: Path) -> None:
     """The sampler's counts: the loop's busy share and where its samples fell."""
-    found = profile / "collector.json"
-    if not found.exists():
+    found = sorted(profile.glob("collector.*.json"))
+    if not found:
         print("  (no profile written)")
         return
-    d = json.loads(found.read_text())
+    d = json.loads(found[0].read_text())
     busy = max(1, d["busy"])
     print(f"  collector's loop during the queries: {d['busy']} busy samples, {d['idle']} idle "
           f"({100 * d['busy'] / max(1, d['busy'] + d['idle']):.0f}% busy)")

@@ -46,6 +46,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _sampler
 from _pool import HTCD, daemon_pid, start_pool
 
 THROUGHPUT_ANCHOR = 50.0
@@ -59,57 +60,6 @@ STEPS = {"prepare": ("htcd/starter/starter.py:_prepare", "htcd/starter/starter.p
 SHADOW_ANCHOR_KB = 386.0
 DAEMONS = ("schedd", "startd", "negotiator", "collector")
 
-SAMPLER = r'''
-import os, sys
-_dir = os.environ.get("HTCD_BENCH_PROFILE_DIR")
-try:
-    _cmd = open("/proc/self/cmdline", "rb").read().split(b"\0")
-except OSError:
-    _cmd = []
-if _dir and len(_cmd) >= 4 and _cmd[1:3] == [b"-m", b"htcd"] and _cmd[3] in (b"schedd", b"startd", b"negotiator",
-                                                                           b"collector"):
-    import atexit, collections, json, threading, time
-    _name = _cmd[3].decode()
-    _main = threading.main_thread().ident
-    _self = collections.Counter()
-    _cum = collections.Counter()
-    _n = [0, 0]
-    _stop = threading.Event()
-
-    def _sample():
-        while not _stop.wait(0.005):
-            frame = sys._current_frames().get(_main)
-            if frame is None:
-                continue
-            code = frame.f_code
-            if code.co_name in ("select", "poll") and code.co_filename.endswith("selectors.py") or \
-                    code.co_name == "select" and "stats" in code.co_filename:
-                _n[1] += 1
-                continue
-            _n[0] += 1
-            seen = set()
-            first = True
-            while frame is not None:
-                c = frame.f_code
-                key = f"{c.co_filename.split('/site-packages/')[-1].split('/work/main/')[-1]}:{c.co_name}"
-                if first:
-                    _self[key] += 1
-                    first = False
-                if key not in seen:
-                    seen.add(key)
-                    _cum[key] += 1
-                frame = frame.f_back
-
-    threading.Thread(target=_sample, name="bench-sampler", daemon=True).start()
-
-    def _dump():
-        _stop.set()
-        with open(os.path.join(_dir, f"{_name}.{os.getpid()}.json"), "w") as f:
-            json.dump({"daemon": _name, "busy": _n[0], "idle": _n[1], "self": dict(_self.most_common(40)),
-                       "cum": dict(_cum.most_common(60))}, f)
-
-    atexit.register(_dump)
-'''
 
 
 def pool_knobs(cpus: int) -> list[str]:
@@ -227,7 +177,7 @@ def throughput(jobs: int, cpus: int, profile: bool, tmpfs: bool = False) -> dict
     prof.mkdir()
     site = root / "site"
     site.mkdir()
-    (site / "sitecustomize.py").write_text(SAMPLER)
+    (site / "sitecustomize.py").write_text(_sampler.sitecustomize(DAEMONS))
     execute = Execute(root, tmpfs)
     knobs = [*pool_knobs(cpus), f"EXECUTE = {execute.path}"]
     try:
