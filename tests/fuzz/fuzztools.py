@@ -14,6 +14,9 @@ from htcd.wire.framing import encode, recv_frame
 #: Commands that would stop or cripple the pool under test whatever their arguments (shutdown,
 #: restart, drain with exit): their argument handling is covered by tests of their own.
 DESTRUCTIVE = {"DC_OFF_GRACEFUL", "DAEMONS_OFF", "DAEMON_OFF", "RESTART", "DRAIN_JOBS", "DC_CONFIG_PERSIST"}
+#: Commands whose answer holds the connection for good (a CCB registration streams until the
+#: daemon goes away): in a batch, the requests after them would never be answered.
+HOLDS_THE_CONNECTION = {"CCB_REGISTER"}
 
 #: Argument names the handlers read (a generated request mostly uses these, so that handlers get
 #: past their first check), plus a few that none reads.
@@ -92,7 +95,8 @@ def args_for(command: str) -> st.SearchStrategy[dict[str, Any]]:
 def command_names(daemon: str) -> list[str]:
     """The commands ``daemon`` (e.g. "SCHEDD") serves that the fuzzer may send."""
     return sorted(n for n, c in COMMANDS.items()
-                  if n not in DESTRUCTIVE and ("*" in c.daemons or daemon in c.daemons))
+                  if n not in DESTRUCTIVE and n not in HOLDS_THE_CONNECTION
+                  and ("*" in c.daemons or daemon in c.daemons))
 
 
 def requests_for(daemon: str) -> st.SearchStrategy[dict[str, Any]]:
