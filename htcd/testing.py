@@ -113,23 +113,8 @@ class PersonalPool:
         """SIGTERM the master and wait for it; kill (by PID) any process it left, and fail then."""
         if self.master is None:
             return
-        import psutil
-
-        try:
-            family = [psutil.Process(self.master.pid), *psutil.Process(self.master.pid).children(recursive=True)]
-        except psutil.NoSuchProcess:
-            family = []
-        self.master.send_signal(signal.SIGTERM)
-        try:
-            self.master.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.master.kill()
-            self.master.wait(10)
-        self.master = None
-        left = [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        for p in left:
-            p.kill()
-        assert not left, f"the pool left processes behind: {[p.pid for p in left]}"
+        master, self.master = self.master, None
+        stop_master(master, timeout)
 
     def submit(self, text: str, name: str = "job.sub") -> int:
         """Submit a submit description (written to ``name`` in the jobs directory); its cluster."""
@@ -192,3 +177,24 @@ def personal_pool(tmp_path: Path, personal_pool_config: str,
                 shutil.copytree(pool.local / "log", tmp_path / "pool-logs", dirs_exist_ok=True,
                                 ignore=shutil.ignore_patterns("sock"))
             shutil.rmtree(root, ignore_errors=True)
+
+
+def stop_master(master: subprocess.Popen[Any], timeout: float = 60) -> None:
+    """SIGTERM a pool's master and wait for it (SIGKILL after ``timeout``); kill, by PID, any
+    process of its family still running, and fail then."""
+    import psutil
+
+    try:
+        family = [psutil.Process(master.pid), *psutil.Process(master.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        family = []
+    master.send_signal(signal.SIGTERM)
+    try:
+        master.wait(timeout)
+    except subprocess.TimeoutExpired:
+        master.kill()
+        master.wait(10)
+    left = [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    for p in left:
+        p.kill()
+    assert not left, f"the pool left processes behind: {[p.pid for p in left]}"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from htcd.testing import wait_for
+from htcd.testing import stop_master, wait_for
 
 pytestmark = [pytest.mark.netns, pytest.mark.slow, pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("nft"), reason="needs root, ip and nft")]
@@ -92,22 +91,7 @@ class HostPool:
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
 
     def stop(self) -> None:
-        import psutil
-
-        try:
-            family = [psutil.Process(self.master.pid), *psutil.Process(self.master.pid).children(recursive=True)]
-        except psutil.NoSuchProcess:
-            family = []
-        self.master.send_signal(signal.SIGTERM)
-        try:
-            self.master.wait(60)
-        except subprocess.TimeoutExpired:
-            self.master.kill()
-            self.master.wait(10)
-        left = [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        for p in left:
-            p.kill()
-        assert not left, f"the pool left processes behind: {[p.pid for p in left]}"
+        stop_master(self.master)
 
 
 @pytest.fixture
